@@ -1,0 +1,11 @@
+"""qnnpy: quantized PyTorch models to full-integer canonical QDQ modules for Apache TVM Relax."""
+from __future__ import annotations
+
+from qnnpy.convert.converter import from_torch
+from qnnpy.errors import ConversionError, UnsupportedOpsError
+from qnnpy.module import QDQModule
+
+load = QDQModule.load
+
+__all__ = ["from_torch", "load", "QDQModule", "ConversionError", "UnsupportedOpsError"]
+__version__ = "0.1.0"

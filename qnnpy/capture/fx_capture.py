@@ -1,0 +1,68 @@
+"""Capture of eager-mode and FX-converted quantized models with torch.fx.
+
+The model is traced symbolically, then run once on the example inputs so every
+node carries its example output: shapes, dtypes and the quantization
+parameters the converters read.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+import torch.fx
+
+from qnnpy.errors import ConversionError
+
+
+@dataclass
+class CapturedGraph:
+    """A traced model and the example output of each of its nodes (by node name)."""
+
+    module: torch.fx.GraphModule
+    values: dict[str, Any] = field(default_factory=dict)
+
+    def nodes(self) -> list[torch.fx.Node]:
+        return list(self.module.graph.nodes)
+
+
+class _Recorder(torch.fx.Interpreter):
+    def __init__(self, module: torch.fx.GraphModule):
+        super().__init__(module)
+        self.values: dict[str, Any] = {}
+
+    def run_node(self, n: torch.fx.Node) -> Any:
+        out = super().run_node(n)
+        self.values[n.name] = out
+        return out
+
+
+def _trace(model: torch.nn.Module) -> torch.fx.GraphModule:
+    if isinstance(model, torch.fx.GraphModule):
+        return model
+    try:
+        return torch.fx.symbolic_trace(model)
+    except Exception as e:
+        raise ConversionError(
+            f"torch.fx could not trace {type(model).__name__}: {e}. "
+            "qnnpy captures eager-mode and FX-converted quantized models with torch.fx."
+        ) from e
+
+
+def capture_fx(model: torch.nn.Module, example_inputs: tuple[torch.Tensor, ...]) -> CapturedGraph:
+    """Trace ``model`` and record every node's output on ``example_inputs``."""
+    gm = _trace(model)
+    placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
+    if len(example_inputs) != len(placeholders):
+        names = ", ".join(n.target for n in placeholders)
+        raise ConversionError(
+            f"{type(model).__name__}.forward takes {len(placeholders)} input(s) ({names}), "
+            f"but {len(example_inputs)} example input(s) were given"
+        )
+    for n, x in zip(placeholders, example_inputs):
+        if not isinstance(x, torch.Tensor) or not x.is_floating_point():
+            raise ConversionError(f"example input '{n.target}' must be a float tensor, got {type(x).__name__}")
+    recorder = _Recorder(gm)
+    with torch.no_grad():
+        recorder.run(*example_inputs)
+    return CapturedGraph(gm, recorder.values)

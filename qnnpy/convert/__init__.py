@@ -1,0 +1,1 @@
+"""PyTorch op converters: the table in ``ops`` and the walk in ``converter``."""

@@ -1,0 +1,94 @@
+"""Walks a captured graph and converts each op through the converter table."""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import torch
+import torch.fx
+
+from qnnpy.capture.fx_capture import CapturedGraph, capture_fx
+from qnnpy.convert.context import ConversionContext, op_name
+from qnnpy.convert.ops import CONVERTERS
+from qnnpy.errors import ConversionError, UnsupportedOpsError
+from qnnpy.module import QDQModule
+
+
+def _table_key(gm: torch.fx.GraphModule, node: torch.fx.Node) -> Any:
+    if node.op == "call_module":
+        return type(gm.get_submodule(node.target))
+    if node.op == "call_method":
+        return f"Tensor.{node.target}"
+    return node.target
+
+
+def _is_tensor(v: Any) -> bool:
+    return isinstance(v, torch.Tensor)
+
+
+def _outputs(arg: Any) -> list[torch.fx.Node]:
+    if isinstance(arg, torch.fx.Node):
+        return [arg]
+    if isinstance(arg, (tuple, list)):
+        return [n for a in arg for n in _outputs(a)]
+    raise ConversionError(f"model output {arg!r:.60} is not a tensor")
+
+
+def convert_captured(captured: CapturedGraph) -> QDQModule:
+    """Convert a captured model; every unsupported op is reported at once."""
+    ctx = ConversionContext(captured)
+    gm = captured.module
+    if not any(_is_tensor(v) and v.is_quantized for v in captured.values.values()):
+        raise ConversionError(
+            f"{type(gm).__name__} computes no quantized tensor: it is a float model. Quantize it first "
+            "(torch.ao.quantization prepare/calibrate/convert, or prepare_fx/convert_fx)."
+        )
+    unsupported: list[tuple[str, str]] = []
+    failed: set[str] = set()
+    for node in gm.graph.nodes:
+        if node.op == "placeholder":
+            ctx.env[node.name] = ctx.graph.add_input(node.target, list(ctx.example(node).shape))
+            continue
+        if node.op == "output":
+            if not unsupported:
+                for out in _outputs(node.args[0]):
+                    ctx.graph.mark_output(ctx.value(out, node))
+            continue
+        if not _is_tensor(ctx.example(node)):
+            continue  # a Python constant (sizes, scales): converters read it from the example values
+        converter = CONVERTERS.get(_table_key(gm, node))
+        if converter is None:
+            kind = "" if ctx.example(node).is_quantized else " (float op: not part of a quantized region)"
+            unsupported.append((ctx.source(node), op_name(gm, node) + kind))
+        if converter is None or any(a.name in failed for a in node.all_input_nodes):
+            failed.add(node.name)  # downstream ops are still checked for converters, not converted
+            continue
+        ctx.env[node.name] = converter(ctx, node)
+    if unsupported:
+        raise UnsupportedOpsError(unsupported)
+    return QDQModule(ctx.graph)
+
+
+def from_torch(model: torch.nn.Module, example_inputs: Sequence[torch.Tensor] | torch.Tensor | None = None) -> QDQModule:
+    """Convert a quantized PyTorch model to a canonical QDQ module.
+
+    ``model`` is an eager-mode model after ``torch.ao.quantization.convert`` or an
+    FX model after ``convert_fx``, in eval mode. ``example_inputs`` are the float
+    inputs of ``forward``; they fix the static shapes of the module and provide
+    the quantization parameters of every intermediate tensor.
+
+    Raises :class:`~qnnpy.errors.ConversionError` for a float model or bad
+    input, and :class:`~qnnpy.errors.UnsupportedOpsError` listing every op
+    without a converter.
+    """
+    if not isinstance(model, torch.nn.Module):
+        raise ConversionError(f"from_torch needs a torch.nn.Module, got {type(model).__name__}")
+    if example_inputs is None:
+        raise ConversionError(
+            f"from_torch({type(model).__name__}) needs example_inputs: the float tensors forward() takes, "
+            "e.g. (torch.randn(1, 3, 224, 224),)"
+        )
+    if model.training:
+        raise ConversionError(f"{type(model).__name__} is in training mode; call model.eval() before converting")
+    if isinstance(example_inputs, torch.Tensor):
+        example_inputs = (example_inputs,)
+    return convert_captured(capture_fx(model, tuple(example_inputs)))

@@ -1,0 +1,123 @@
+"""QDQModule: the converted module, its TVMScript text, params and summary."""
+from __future__ import annotations
+
+import os
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from qnnpy import _core
+
+_SCRIPT_FILE = "module.py"
+_PARAMS_FILE = "params.npz"
+_GRAPH_FILE = "graph.qnnpy"
+_WEIGHT_DTYPES = ("int8", "int32")
+
+
+class QDQModule:
+    """A full-integer model in the canonical QDQ form.
+
+    Weights are int8 and biases int32 function parameters of a Relax function;
+    every quantized op is ``dequantize -> float op -> quantize``.
+    """
+
+    def __init__(self, graph: _core.Graph):
+        self._graph = graph
+
+    @property
+    def graph(self) -> _core.Graph:
+        """The C++ graph IR."""
+        return self._graph
+
+    def script(self, func_name: str = "main") -> str:
+        """The module as Relax TVMScript text (parse it with ``tvm.script.from_source``)."""
+        return self._graph.script(func_name)
+
+    @property
+    def params(self) -> dict[str, np.ndarray]:
+        """Function parameters after the inputs, by name, in signature order (read-only views)."""
+        return dict(self._graph.exported_params())
+
+    @property
+    def input_names(self) -> list[str]:
+        return [self._graph.value(i)["name"] for i in self._graph.inputs]
+
+    @property
+    def input_shapes(self) -> list[tuple[int, ...]]:
+        return [self._graph.value(i)["shape"] for i in self._graph.inputs]
+
+    @property
+    def output_info(self) -> list[dict[str, Any]]:
+        """Name, dtype, shape and qparams of each output."""
+        return [self._graph.value(i) for i in self._graph.outputs]
+
+    def output_qparams(self) -> list[tuple[float, int]]:
+        """(scale, zero_point) of each output, or of the integer tensor a float output was dequantized from."""
+        producer = {n["output"]: n for n in self.nodes()}
+        by_name = {v["name"]: v for v in self._graph.values()}
+        result = []
+        for info in self.output_info:
+            node = producer.get(info["name"])
+            if info["scale"] is None and node is not None and node["op"] == "dequantize":
+                info = by_name[node["inputs"][0]]
+            result.append((info["scale"], info["zero_point"]))
+        return result
+
+    def nodes(self) -> list[dict[str, Any]]:
+        """The IR nodes: op, source (PyTorch module path), inputs, output, params, attributes."""
+        return self._graph.nodes()
+
+    def save(self, directory: str | os.PathLike) -> Path:
+        """Write ``module.py`` (TVMScript), ``params.npz`` and ``graph.qnnpy`` (reloadable IR)."""
+        out = Path(directory)
+        out.mkdir(parents=True, exist_ok=True)
+        (out / _SCRIPT_FILE).write_text(self.script())
+        np.savez(out / _PARAMS_FILE, **self.params)
+        (out / _GRAPH_FILE).write_bytes(self._graph.serialize())
+        return out
+
+    @classmethod
+    def load(cls, directory: str | os.PathLike) -> "QDQModule":
+        """Reload a module written by :meth:`save`."""
+        path = Path(directory) / _GRAPH_FILE
+        if not path.is_file():
+            raise FileNotFoundError(f"{path} not found: not a directory written by QDQModule.save")
+        return cls(_core.Graph.deserialize(path.read_bytes()))
+
+    def to_tvm(self) -> Any:
+        """The module as a ``tvm.IRModule`` (needs ``pip install qnnpy[tvm]``)."""
+        from qnnpy.tvm_bridge import parse_script
+
+        return parse_script(self.script())
+
+    def param_bytes(self) -> dict[str, int]:
+        """Bytes of the function params by dtype."""
+        sizes: Counter[str] = Counter()
+        for a in self.params.values():
+            sizes[str(a.dtype)] += a.nbytes
+        return dict(sizes)
+
+    def float_weight_bytes(self) -> int:
+        """Bytes the same weights and biases take as float32, as in the float model."""
+        return sum(a.size * 4 for name, a in self.params.items() if str(a.dtype) in _WEIGHT_DTYPES)
+
+    def summary(self) -> str:
+        """Ops by count, param bytes by dtype against the float model, bias saturations."""
+        nodes = self.nodes()
+        ops = Counter(n["op"] for n in nodes)
+        saturated = sum(n["ints"].get("bias_saturated", [0])[0] for n in nodes)
+        by_dtype = self.param_bytes()
+        total = sum(by_dtype.values())
+        float_bytes = self.float_weight_bytes()
+        lines = [f"QDQModule: {len(nodes)} ops, inputs {list(zip(self.input_names, self.input_shapes))}"]
+        lines.append("  ops: " + ", ".join(f"{op} x{n}" for op, n in sorted(ops.items())))
+        lines.append("  params: " + ", ".join(f"{dt} {b:,} B" for dt, b in sorted(by_dtype.items())) + f" (total {total:,} B)")
+        ratio = total / float_bytes if float_bytes else float("nan")
+        lines.append(f"  float32 weights and biases of the float model: {float_bytes:,} B; ratio {ratio:.3f}")
+        lines.append(f"  int32 bias values saturated: {saturated}")
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        return f"QDQModule(inputs={self.input_names}, ops={len(self.nodes())}, params={len(self.params)})"

@@ -1,0 +1,55 @@
+#include "ir/dtype.h"
+
+#include <stdexcept>
+
+namespace qnnpy {
+
+std::size_t dtype_size(DType t) {
+  switch (t) {
+    case DType::Float32: return 4;
+    case DType::Int32: return 4;
+    case DType::UInt8: return 1;
+    case DType::Int8: return 1;
+  }
+  throw std::logic_error("unknown dtype");
+}
+
+const char* dtype_name(DType t) {
+  switch (t) {
+    case DType::Float32: return "float32";
+    case DType::Int32: return "int32";
+    case DType::UInt8: return "uint8";
+    case DType::Int8: return "int8";
+  }
+  throw std::logic_error("unknown dtype");
+}
+
+DType dtype_from_name(const std::string& name) {
+  if (name == "float32") return DType::Float32;
+  if (name == "int32") return DType::Int32;
+  if (name == "uint8") return DType::UInt8;
+  if (name == "int8") return DType::Int8;
+  throw std::invalid_argument("unsupported dtype '" + name + "' (expected float32, int32, uint8 or int8)");
+}
+
+int32_t dtype_min(DType t) {
+  switch (t) {
+    case DType::UInt8: return 0;
+    case DType::Int8: return -128;
+    case DType::Int32: return INT32_MIN;
+    case DType::Float32: break;
+  }
+  throw std::invalid_argument("dtype_min: float32 has no integer range");
+}
+
+int32_t dtype_max(DType t) {
+  switch (t) {
+    case DType::UInt8: return 255;
+    case DType::Int8: return 127;
+    case DType::Int32: return INT32_MAX;
+    case DType::Float32: break;
+  }
+  throw std::invalid_argument("dtype_max: float32 has no integer range");
+}
+
+}  // namespace qnnpy

@@ -1,0 +1,114 @@
+#include "ir/graph.h"
+
+#include <cctype>
+#include <sstream>
+#include <stdexcept>
+
+#include "ir/op_rules.h"
+
+namespace qnnpy {
+
+int64_t num_elements(const Shape& shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return n;
+}
+
+std::string shape_str(const Shape& shape) {
+  std::ostringstream os;
+  os << "(";
+  for (size_t i = 0; i < shape.size(); ++i) os << (i ? ", " : "") << shape[i];
+  os << (shape.size() == 1 ? ",)" : ")");
+  return os.str();
+}
+
+int64_t Node::int_attr(const std::string& key) const {
+  const auto& v = ints_attr(key);
+  if (v.size() != 1) throw std::invalid_argument(op + " (" + source + "): attribute '" + key + "' must hold one value");
+  return v[0];
+}
+
+const std::vector<int64_t>& Node::ints_attr(const std::string& key) const {
+  auto it = ints.find(key);
+  if (it == ints.end()) throw std::invalid_argument(op + " (" + source + "): missing attribute '" + key + "'");
+  return it->second;
+}
+
+double Node::float_attr(const std::string& key) const {
+  auto it = floats.find(key);
+  if (it == floats.end()) throw std::invalid_argument(op + " (" + source + "): missing attribute '" + key + "'");
+  return it->second;
+}
+
+std::string Graph::unique_name(const std::string& base) {
+  std::string name;
+  for (char c : base) name += (std::isalnum(static_cast<unsigned char>(c)) || c == '_') ? c : '_';
+  if (name.empty() || std::isdigit(static_cast<unsigned char>(name[0]))) name = "v_" + name;
+  std::string candidate = name;
+  for (int k = 1; used_names_.count(candidate); ++k) candidate = name + "_" + std::to_string(k);
+  used_names_.insert(candidate);
+  return candidate;
+}
+
+int Graph::add_value(Value v) {
+  values_.push_back(std::move(v));
+  return static_cast<int>(values_.size()) - 1;
+}
+
+int Graph::add_input(const std::string& name, const Shape& shape) {
+  Value v;
+  v.name = unique_name(name);
+  v.dtype = DType::Float32;
+  v.shape = shape;
+  int id = add_value(std::move(v));
+  inputs_.push_back(id);
+  return id;
+}
+
+int Graph::add_param(Param p) {
+  size_t expected = static_cast<size_t>(num_elements(p.shape)) * dtype_size(p.dtype);
+  if (p.bytes.size() != expected) {
+    throw std::invalid_argument("param '" + p.name + "': " + std::to_string(p.bytes.size()) +
+                                " bytes do not fit shape " + shape_str(p.shape) + " of " + dtype_name(p.dtype));
+  }
+  p.name = unique_name(p.name);
+  params_.push_back(std::move(p));
+  return static_cast<int>(params_.size()) - 1;
+}
+
+const Value& Graph::value(int id) const {
+  if (id < 0 || id >= static_cast<int>(values_.size())) throw std::out_of_range("no value with id " + std::to_string(id));
+  return values_[id];
+}
+
+const Param& Graph::param(int id) const {
+  if (id < 0 || id >= static_cast<int>(params_.size())) throw std::out_of_range("no param with id " + std::to_string(id));
+  return params_[id];
+}
+
+const Param& Graph::node_param(const Node& n, const std::string& role) const {
+  auto it = n.params.find(role);
+  if (it == n.params.end()) throw std::invalid_argument(n.op + " (" + n.source + "): missing param '" + role + "'");
+  return param(it->second);
+}
+
+int Graph::add_node(Node node, Value output, const Shape& expected_shape) {
+  for (int id : node.inputs) value(id);
+  for (const auto& kv : node.params) param(kv.second);
+  output.shape = infer_output(*this, node, output);
+  if (!expected_shape.empty() && expected_shape != output.shape) {
+    throw std::invalid_argument(node.op + " (" + node.source + "): inferred output shape " + shape_str(output.shape) +
+                                " but the PyTorch model produced " + shape_str(expected_shape));
+  }
+  output.name = unique_name(output.name);
+  node.output = add_value(std::move(output));
+  nodes_.push_back(std::move(node));
+  return nodes_.back().output;
+}
+
+void Graph::mark_output(int value_id) {
+  value(value_id);
+  outputs_.push_back(value_id);
+}
+
+}  // namespace qnnpy

@@ -1,0 +1,100 @@
+// The graph IR: typed integer tensors with quantization parameters, constant
+// params owned by the graph, and one node per quantized operator.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "ir/dtype.h"
+
+namespace qnnpy {
+
+using Shape = std::vector<int64_t>;
+
+int64_t num_elements(const Shape& shape);
+std::string shape_str(const Shape& shape);
+
+// Affine quantization: real = (q - zero_point) * scale.
+// One entry means per-tensor (axis = -1); C entries are per channel along `axis`.
+struct QParams {
+  std::vector<float> scale;
+  std::vector<int32_t> zero_point;
+  int axis = -1;
+
+  bool empty() const { return scale.empty(); }
+  bool per_channel() const { return axis >= 0; }
+};
+
+// An activation tensor flowing between nodes.
+struct Value {
+  std::string name;
+  DType dtype = DType::Float32;
+  Shape shape;
+  QParams q;  // empty for float32 values
+};
+
+// A constant owned by the graph (weights, biases).
+struct Param {
+  std::string name;
+  DType dtype = DType::Int8;
+  Shape shape;
+  std::vector<uint8_t> bytes;  // dtype elements, native byte order
+  QParams q;                   // of the integer weight / bias
+  bool exported = true;        // false: runtime-only data, not a Relax function param
+
+  template <class T> const T* data() const { return reinterpret_cast<const T*>(bytes.data()); }
+  template <class T> T* mutable_data() { return reinterpret_cast<T*>(bytes.data()); }
+};
+
+struct Node {
+  std::string op;
+  std::string source;                   // where it came from in the PyTorch model
+  std::vector<int> inputs;              // value ids
+  int output = -1;                      // value id
+  std::map<std::string, int> params;    // role ("weight", "bias", "bias_float") -> param id
+  std::map<std::string, std::vector<int64_t>> ints;
+  std::map<std::string, double> floats;
+
+  int64_t int_attr(const std::string& key) const;
+  const std::vector<int64_t>& ints_attr(const std::string& key) const;
+  double float_attr(const std::string& key) const;
+  bool has_param(const std::string& role) const { return params.count(role) != 0; }
+};
+
+class Graph {
+ public:
+  // A float32 input of the Relax function.
+  int add_input(const std::string& name, const Shape& shape);
+  int add_param(Param p);
+  // Checks the node against the op's rules, infers the output shape, and, when
+  // `expected_shape` is non-empty, checks it against the inferred one.
+  int add_node(Node node, Value output, const Shape& expected_shape = {});
+  void mark_output(int value_id);
+
+  const std::vector<Value>& values() const { return values_; }
+  const std::vector<Param>& params() const { return params_; }
+  const std::vector<Node>& nodes() const { return nodes_; }
+  const std::vector<int>& inputs() const { return inputs_; }
+  const std::vector<int>& outputs() const { return outputs_; }
+  const Value& value(int id) const;
+  const Param& param(int id) const;
+  const Param& node_param(const Node& n, const std::string& role) const;
+
+  // Returns `base` made into a valid identifier, with a numeric suffix if taken.
+  std::string unique_name(const std::string& base);
+
+ private:
+  int add_value(Value v);
+
+  std::vector<Value> values_;
+  std::vector<Param> params_;
+  std::vector<Node> nodes_;
+  std::vector<int> inputs_;
+  std::vector<int> outputs_;
+  std::set<std::string> used_names_;
+};
+
+}  // namespace qnnpy

@@ -1,0 +1,159 @@
+#include "ir/serialize.h"
+
+#include <cstring>
+#include <stdexcept>
+
+namespace qnnpy {
+namespace {
+
+constexpr char kMagic[8] = {'Q', 'N', 'N', 'P', 'Y', 'G', '0', '1'};
+
+class Writer {
+ public:
+  void raw(const void* p, size_t n) { out.append(static_cast<const char*>(p), n); }
+  template <class T> void pod(T v) { raw(&v, sizeof v); }
+  void str(const std::string& s) { pod<uint64_t>(s.size()); raw(s.data(), s.size()); }
+  template <class T> void vec(const std::vector<T>& v) { pod<uint64_t>(v.size()); raw(v.data(), v.size() * sizeof(T)); }
+  void qparams(const QParams& q) { vec(q.scale); vec(q.zero_point); pod<int32_t>(q.axis); }
+  std::string out;
+};
+
+class Reader {
+ public:
+  explicit Reader(const std::string& s) : s_(s) {}
+  void raw(void* p, size_t n) {
+    if (n > s_.size() - pos_) throw std::invalid_argument("graph file is truncated");
+    std::memcpy(p, s_.data() + pos_, n);
+    pos_ += n;
+  }
+  template <class T> T pod() { T v; raw(&v, sizeof v); return v; }
+  std::string str() { std::string s(count(1), '\0'); raw(s.data(), s.size()); return s; }
+  template <class T> std::vector<T> vec() {
+    std::vector<T> v(count(sizeof(T)));
+    raw(v.data(), v.size() * sizeof(T));
+    return v;
+  }
+  QParams qparams() {
+    QParams q;
+    q.scale = vec<float>();
+    q.zero_point = vec<int32_t>();
+    q.axis = pod<int32_t>();
+    return q;
+  }
+  bool done() const { return pos_ == s_.size(); }
+
+ private:
+  size_t count(size_t elem) {
+    uint64_t n = pod<uint64_t>();
+    if (n > (s_.size() - pos_) / elem) throw std::invalid_argument("graph file holds a bad length");
+    return static_cast<size_t>(n);
+  }
+  const std::string& s_;
+  size_t pos_ = 0;
+};
+
+void write_value(Writer& w, const Value& v) {
+  w.str(v.name);
+  w.pod<uint8_t>(static_cast<uint8_t>(v.dtype));
+  w.vec(v.shape);
+  w.qparams(v.q);
+}
+
+Value read_value(Reader& r) {
+  Value v;
+  v.name = r.str();
+  v.dtype = static_cast<DType>(r.pod<uint8_t>());
+  if (v.dtype > DType::Int32) throw std::invalid_argument("graph file holds an unknown dtype");
+  v.shape = r.vec<int64_t>();
+  v.q = r.qparams();
+  return v;
+}
+
+}  // namespace
+
+std::string serialize_graph(const Graph& g) {
+  Writer w;
+  w.raw(kMagic, sizeof kMagic);
+  w.pod<uint64_t>(g.params().size());
+  for (const Param& p : g.params()) {
+    w.str(p.name);
+    w.pod<uint8_t>(static_cast<uint8_t>(p.dtype));
+    w.vec(p.shape);
+    w.vec(p.bytes);
+    w.qparams(p.q);
+    w.pod<uint8_t>(p.exported);
+  }
+  // Values are inputs or node outputs; write them in id order, tagged.
+  std::vector<int> producer(g.values().size(), -1);
+  for (size_t i = 0; i < g.nodes().size(); ++i) producer[g.nodes()[i].output] = static_cast<int>(i);
+  w.pod<uint64_t>(g.values().size());
+  for (size_t id = 0; id < g.values().size(); ++id) {
+    w.pod<int32_t>(producer[id]);
+    write_value(w, g.values()[id]);
+    if (producer[id] < 0) continue;
+    const Node& n = g.nodes()[producer[id]];
+    w.str(n.op);
+    w.str(n.source);
+    w.vec(n.inputs);
+    w.pod<uint64_t>(n.params.size());
+    for (const auto& kv : n.params) { w.str(kv.first); w.pod<int32_t>(kv.second); }
+    w.pod<uint64_t>(n.ints.size());
+    for (const auto& kv : n.ints) { w.str(kv.first); w.vec(kv.second); }
+    w.pod<uint64_t>(n.floats.size());
+    for (const auto& kv : n.floats) { w.str(kv.first); w.pod<double>(kv.second); }
+  }
+  w.vec(g.inputs());
+  w.vec(g.outputs());
+  return w.out;
+}
+
+Graph deserialize_graph(const std::string& bytes) {
+  Reader r(bytes);
+  char magic[sizeof kMagic];
+  r.raw(magic, sizeof magic);
+  if (std::memcmp(magic, kMagic, sizeof kMagic) != 0) throw std::invalid_argument("not a qnnpy graph file (bad magic)");
+  Graph g;
+  uint64_t num_params = r.pod<uint64_t>();
+  for (uint64_t i = 0; i < num_params; ++i) {
+    Param p;
+    p.name = r.str();
+    p.dtype = static_cast<DType>(r.pod<uint8_t>());
+    if (p.dtype > DType::Int32) throw std::invalid_argument("graph file holds an unknown dtype");
+    p.shape = r.vec<int64_t>();
+    p.bytes = r.vec<uint8_t>();
+    p.q = r.qparams();
+    p.exported = r.pod<uint8_t>() != 0;
+    g.add_param(std::move(p));
+  }
+  uint64_t num_values = r.pod<uint64_t>();
+  std::vector<int> new_id;
+  for (uint64_t id = 0; id < num_values; ++id) {
+    int32_t producer = r.pod<int32_t>();
+    Value v = read_value(r);
+    if (producer < 0) {
+      new_id.push_back(g.add_input(v.name, v.shape));
+      continue;
+    }
+    Node n;
+    n.op = r.str();
+    n.source = r.str();
+    for (int old : r.vec<int>()) {
+      if (old < 0 || old >= static_cast<int>(new_id.size())) throw std::invalid_argument("graph file: node input out of order");
+      n.inputs.push_back(new_id[old]);
+    }
+    for (uint64_t k = r.pod<uint64_t>(); k > 0; --k) { std::string role = r.str(); n.params[role] = r.pod<int32_t>(); }
+    for (uint64_t k = r.pod<uint64_t>(); k > 0; --k) { std::string key = r.str(); n.ints[key] = r.vec<int64_t>(); }
+    for (uint64_t k = r.pod<uint64_t>(); k > 0; --k) { std::string key = r.str(); n.floats[key] = r.pod<double>(); }
+    Shape shape = v.shape;
+    new_id.push_back(g.add_node(std::move(n), std::move(v), shape));
+  }
+  std::vector<int> inputs = r.vec<int>();  // inputs were re-added in id order above
+  for (int old : r.vec<int>()) {
+    if (old < 0 || old >= static_cast<int>(new_id.size())) throw std::invalid_argument("graph file: bad output id");
+    g.mark_output(new_id[old]);
+  }
+  if (inputs.size() != g.inputs().size() || !r.done()) throw std::invalid_argument("graph file is inconsistent");
+  return g;
+}
+
+}  // namespace qnnpy

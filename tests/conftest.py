@@ -1,0 +1,36 @@
+"""Shared fixtures: quantized models built without downloads, and helpers."""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+import torch
+
+from qnnpy import zoo
+
+warnings.filterwarnings("ignore", message=".*quantized tensor creation functions.*")
+
+
+@pytest.fixture(autouse=True)
+def _fbgemm_engine():
+    """Every test starts on the fbgemm engine, single-threaded (deterministic kernels)."""
+    torch.backends.quantized.engine = "fbgemm"
+    torch.set_num_threads(1)
+    yield
+    torch.backends.quantized.engine = "fbgemm"
+
+
+@pytest.fixture(scope="session")
+def resnet18() -> torch.nn.Module:
+    return zoo.quantized_resnet18(engine="fbgemm", seed=0)
+
+
+@pytest.fixture(scope="session")
+def resnet18_inputs() -> list[torch.Tensor]:
+    return zoo.calibration_data(6, 1, (3, 224, 224), seed=123)
+
+
+def lsb_diff(a: np.ndarray, b: np.ndarray, scale: float) -> np.ndarray:
+    """Difference of two dequantized tensors in units of the quantization step."""
+    return np.rint(np.abs(a.astype(np.float64) - b.astype(np.float64)) / scale).astype(np.int64)

@@ -1,0 +1,75 @@
+"""Bad input raises errors that name the op and the module path; nothing is dropped."""
+from __future__ import annotations
+
+import pytest
+import torch
+from torch import nn
+
+import qnnpy
+from qnnpy.errors import ConversionError, UnsupportedOpsError
+from small_models import Wrapped, quantized
+
+
+def test_float_model_is_refused():
+    model = nn.Sequential(nn.Conv2d(3, 4, 3), nn.ReLU()).eval()
+    with pytest.raises(ConversionError, match="float model"):
+        qnnpy.from_torch(model, (torch.randn(1, 3, 8, 8),))
+
+
+def test_missing_example_input_is_refused():
+    model, _ = quantized(nn.Conv2d(3, 4, 3), (3, 8, 8))
+    with pytest.raises(ConversionError, match="needs example_inputs"):
+        qnnpy.from_torch(model)
+    with pytest.raises(ConversionError, match=r"forward takes 1 input\(s\) \(x\), but 2"):
+        qnnpy.from_torch(model, (torch.randn(1, 3, 8, 8), torch.randn(1, 3, 8, 8)))
+
+
+def test_training_mode_is_refused():
+    model, x = quantized(nn.Conv2d(3, 4, 3), (3, 8, 8))
+    with pytest.raises(ConversionError, match="training mode"):
+        qnnpy.from_torch(model.train(), (x,))
+
+
+class TwoUnsupported(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 4, 3)
+        self.act = nn.Hardswish()
+        self.tail = nn.Conv2d(4, 4, 1)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.sigmoid(self.tail(self.act(self.conv(x))))
+
+
+def test_all_unsupported_ops_are_listed_with_paths():
+    model, x = quantized(TwoUnsupported(), (3, 8, 8))
+    with pytest.raises(UnsupportedOpsError) as info:
+        qnnpy.from_torch(model, (x,))
+    paths = [path for path, _ in info.value.ops]
+    assert paths == ["body.act", "body.sigmoid"]
+    assert "torch.ao.nn.quantized.modules.activation.Hardswish" in str(info.value)
+    assert "torch.sigmoid" in str(info.value)
+
+
+def test_float_op_inside_a_quantized_model_is_reported():
+    class Mixed(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.quant = torch.ao.quantization.QuantStub()
+            self.dequant = torch.ao.quantization.DeQuantStub()
+            self.float_conv = nn.Conv2d(3, 3, 1)
+
+        def forward(self, x):
+            return self.float_conv(self.dequant(self.quant(x)))
+
+    model, x = quantized(nn.Identity(), (3, 4, 4))
+    mixed = Mixed().eval()
+    mixed.quant, mixed.dequant = model.quant, model.dequant
+    with pytest.raises(UnsupportedOpsError, match=r"float_conv: torch\.nn\.modules\.conv\.Conv2d \(float op"):
+        qnnpy.from_torch(mixed, (x,))
+
+
+def test_bad_example_input_type_is_refused():
+    model, _ = quantized(Wrapped(nn.Identity()).body, (3, 4, 4))
+    with pytest.raises(ConversionError, match="must be a float tensor"):
+        qnnpy.from_torch(model, (torch.zeros(1, 3, 4, 4, dtype=torch.int64),))
