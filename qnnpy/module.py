@@ -4,11 +4,14 @@ from __future__ import annotations
 import os
 from collections import Counter
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from qnnpy import _core
+
+if TYPE_CHECKING:
+    from qnnpy.runtime import RunResult
 
 _SCRIPT_FILE = "module.py"
 _PARAMS_FILE = "params.npz"
@@ -23,8 +26,11 @@ class QDQModule:
     every quantized op is ``dequantize -> float op -> quantize``.
     """
 
-    def __init__(self, graph: _core.Graph):
+    def __init__(self, graph: _core.Graph, torch_nodes: dict[str, str] | None = None):
         self._graph = graph
+        # IR value name -> name of the FX node that computed it (known after from_torch, not after load).
+        self.torch_nodes = dict(torch_nodes or {})
+        self._runtimes: dict[tuple[str, str, int], Any] = {}
 
     @property
     def graph(self) -> _core.Graph:
@@ -85,6 +91,23 @@ class QDQModule:
         if not path.is_file():
             raise FileNotFoundError(f"{path} not found: not a directory written by QDQModule.save")
         return cls(_core.Graph.deserialize(path.read_bytes()))
+
+    def run(self, *inputs: np.ndarray, profile: str = "int32_bias", threads: int = 1, isa: str | None = None,
+            capture: bool = False) -> "RunResult":
+        """Run the module in integer arithmetic with qnnpy's C++ kernels.
+
+        ``profile`` is ``"int32_bias"`` (the params' canonical meaning, equal to PyTorch's
+        qnnpack engine) or ``"fbgemm"`` (equal to PyTorch's fbgemm engine). Returns the
+        quantized output, its dequantized values and, with ``capture=True``, every
+        intermediate integer tensor by IR value name. Weights are packed once per
+        (profile, isa, threads) and reused.
+        """
+        from qnnpy.runtime import IntegerRuntime
+
+        key = (profile, isa or _core.default_isa(), threads)
+        if key not in self._runtimes:
+            self._runtimes[key] = IntegerRuntime(self._graph, profile, isa, threads)
+        return self._runtimes[key].run(*inputs, capture=capture)
 
     def to_tvm(self) -> Any:
         """The module as a ``tvm.IRModule`` (needs ``pip install qnnpy[tvm]``)."""

@@ -65,7 +65,8 @@ def convert_captured(captured: CapturedGraph) -> QDQModule:
         ctx.env[node.name] = converter(ctx, node)
     if unsupported:
         raise UnsupportedOpsError(unsupported)
-    return QDQModule(ctx.graph)
+    torch_nodes = {ctx.graph.value(vid)["name"]: name for name, vid in ctx.env.items()}
+    return QDQModule(ctx.graph, torch_nodes)
 
 
 def from_torch(model: torch.nn.Module, example_inputs: Sequence[torch.Tensor] | torch.Tensor | None = None) -> QDQModule:

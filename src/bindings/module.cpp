@@ -5,6 +5,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <cstring>
 #include <memory>
 
 #include "emit/exported_params.h"
@@ -13,6 +14,7 @@
 #include "ir/serialize.h"
 #include "params/packed_state.h"
 #include "params/param_builder.h"
+#include "runtime/executor.h"
 
 namespace py = pybind11;
 using namespace qnnpy;
@@ -115,6 +117,12 @@ int add_weighted_layer(Graph& g, const std::string& op, int x, const std::string
   }
   out.name = name;
   return g.add_node(std::move(node), std::move(out), expected);
+}
+
+py::array host_to_numpy(const HostTensor& t) {
+  py::array a(numpy_dtype(t.dtype), std::vector<py::ssize_t>(t.shape.begin(), t.shape.end()));
+  std::memcpy(a.mutable_data(), t.bytes.data(), t.bytes.size());
+  return a;
 }
 
 }  // namespace
@@ -234,4 +242,36 @@ PYBIND11_MODULE(_core, m) {
       .def_property_readonly("outputs", &Graph::outputs)
       .def("serialize", [](const Graph& g) { return py::bytes(serialize_graph(g)); })
       .def_static("deserialize", [](const py::bytes& b) { return std::make_shared<Graph>(deserialize_graph(b)); });
+
+  m.def("cpu_has_avx2", &cpu_has_avx2, "Whether this CPU has AVX2 and FMA.");
+  m.def("default_isa", [] { return std::string(isa_name(default_isa())); },
+        "The ISA the runtime uses by default (QNNPY_ISA=scalar|avx2 overrides).");
+
+  py::class_<Executor>(m, "Executor")
+      .def(py::init([](std::shared_ptr<Graph> g, const std::string& profile, const std::string& isa, int threads) {
+             return std::make_unique<Executor>(g, parse_profile(profile), isa.empty() ? default_isa() : parse_isa(isa),
+                                               threads);
+           }),
+           py::arg("graph"), py::arg("profile") = "int32_bias", py::arg("isa") = "", py::arg("threads") = 1)
+      .def_property_readonly("profile", [](const Executor& e) { return std::string(profile_name(e.profile())); })
+      .def_property_readonly("isa", [](const Executor& e) { return std::string(isa_name(e.isa())); })
+      .def(
+          "run",
+          [](Executor& e, const std::vector<FloatArray>& inputs, bool capture) {
+            std::vector<const float*> ptrs;
+            for (const auto& a : inputs) ptrs.push_back(a.data());
+            std::map<std::string, HostTensor> captured;
+            std::vector<HostTensor> outs;
+            {
+              py::gil_scoped_release release;
+              outs = e.run(ptrs, capture ? &captured : nullptr);
+            }
+            py::list out_list;
+            for (const auto& t : outs) out_list.append(host_to_numpy(t));
+            py::dict cap;
+            for (const auto& kv : captured) cap[py::str(kv.first)] = host_to_numpy(kv.second);
+            return py::make_tuple(out_list, cap);
+          },
+          py::arg("inputs"), py::arg("capture") = false,
+          "Run on float32 NCHW inputs; returns (outputs, {value name: tensor} when capture).");
 }

@@ -1,0 +1,24 @@
+// The AVX2 kernels (declarations); see kernels.h for the contracts.
+#pragma once
+
+#include "kernels/kernels.h"
+
+namespace qnnpy {
+
+void gemm_s16_avx2(const int16_t* a, int64_t m, int64_t kp, const int16_t* b_packed, int64_t n, int32_t* c,
+                     int64_t ldc);
+void depthwise_s16_avx2(const int16_t* x, const Pool2dShape& s, const int16_t* w, int32_t* acc);
+void requantize_avx2(const int32_t* acc, int64_t m, int64_t n, int64_t ld_acc, const RequantParams& p, uint8_t* out,
+                       int64_t ld_out);
+void quantize_avx2(const float* x, int64_t n, float inv_scale, int32_t zp, int32_t lo, int32_t hi, uint8_t* out);
+void dequantize_avx2(const uint8_t* q, int64_t n, bool is_signed, float scale, int32_t zp, float* out);
+void add_float_avx2(const uint8_t* a, const uint8_t* b, int64_t n, bool is_signed, const AddFloatParams& p,
+                      uint8_t* out);
+void add_fixed_avx2(const uint8_t* a, const uint8_t* b, int64_t n, bool is_signed, const AddFixedParams& p,
+                      uint8_t* out);
+void relu_avx2(const uint8_t* x, int64_t n, bool is_signed, int32_t zp, uint8_t* out);
+void max_pool2d_avx2(const uint8_t* x, const Pool2dShape& s, bool is_signed, uint8_t* out);
+void adaptive_avg_pool2d_avx2(const uint8_t* x, const Pool2dShape& s, bool is_signed, const AdaptivePoolParams& p,
+                                uint8_t* out);
+
+}  // namespace qnnpy

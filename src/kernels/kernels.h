@@ -1,0 +1,100 @@
+// The integer kernels of the runtime. Each exists as a scalar reference and an
+// AVX2 variant (src/kernels/scalar, src/kernels/avx2); both must agree bit for bit.
+// 4-D activations are NHWC; "bytes" hold uint8 or int8 values per `is_signed`.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <string>
+
+namespace qnnpy {
+
+enum class Isa { Scalar, Avx2 };
+
+bool cpu_has_avx2();
+// The ISA to use: QNNPY_ISA=scalar|avx2 forces one; otherwise AVX2 when the CPU has it.
+Isa default_isa();
+Isa parse_isa(const std::string& name);  // "scalar", "avx2" or "auto"
+const char* isa_name(Isa isa);
+
+// B (k x n int16, row-major) packed for gemm_s16: n padded to kGemmNR columns,
+// k padded to even; for each block of kGemmNR columns and each k pair, kGemmNR
+// pairs (b[2p][j], b[2p+1][j]).
+constexpr int kGemmNR = 16;
+int64_t packed_b_size(int64_t k, int64_t n);
+void pack_b(const int16_t* b, int64_t k, int64_t n, int16_t* packed);
+
+// Requantization of int32 accumulators, one formula for both profiles:
+//   t = float(acc + ibias[j]) + fbias[j];  y = cvtps(fl(t * mult[j])) + zp;  clamp to [lo, hi]
+// (int32_bias / qnnpack: ibias = int32 bias, fbias = 0; fbgemm: ibias = 0, fbias = bias / (s_x s_w)).
+struct RequantParams {
+  const int32_t* ibias;
+  const float* fbias;
+  const float* mult;
+  int32_t zp, lo, hi;
+};
+
+// Element-wise add of two quantized tensors, each dequantized to float.
+struct AddFloatParams {
+  float a_scale, b_scale, inv_out_scale;
+  int32_t a_zp, b_zp, out_zp, lo, hi;
+  bool relu;
+};
+
+// QNNPACK's fixed-point add (see scalar/elementwise.cpp for the formula).
+struct AddFixedParams {
+  int32_t a_mult, b_mult, zp_term, shift, out_zp, lo, hi;
+};
+
+// Which of PyTorch's quantized adaptive-average-pool kernels to reproduce.
+enum class AvgPoolRule : uint8_t {
+  FbgemmNhwc,  // channels_last input: acc = sum - zp*cnt; m = fl(fl(s_in/s_out)/cnt); y = zp + rne(acc * fl(1/fl(1/m)))
+  FbgemmNchw,  // contiguous input: y = rne(fl(sum * fl(fl(1/kh)/kw))), raw values, no zero point
+  Qnnpack,     // acc = sum - zp*cnt; m = fl(s_in / fl(s_out * cnt)); y = cvtps(fl(acc * m)) + zp
+};
+
+struct AdaptivePoolParams {
+  AvgPoolRule rule;
+  float in_scale, out_scale;
+  int32_t zp, lo, hi;
+};
+
+// Start and end of adaptive window `o` of `out` over `in`, computed in float as PyTorch does.
+inline int64_t adaptive_start(int64_t o, int64_t in, int64_t out) {
+  return static_cast<int64_t>(std::floor(static_cast<float>(o * in) / static_cast<float>(out)));
+}
+inline int64_t adaptive_end(int64_t o, int64_t in, int64_t out) {
+  return static_cast<int64_t>(std::ceil(static_cast<float>((o + 1) * in) / static_cast<float>(out)));
+}
+float adaptive_multiplier(const AdaptivePoolParams& p, int64_t kh, int64_t kw);
+
+struct Pool2dShape {
+  int64_t n, h, w, c;          // input, NHWC
+  int64_t oh, ow;              // output
+  int64_t kh, kw, sh, sw, ph, pw, dh, dw;
+};
+
+struct KernelSet {
+  // c[m][j] = sum_k a[m][k] * b[k][j]; a is m x kp int16 (kp even), b packed by pack_b.
+  void (*gemm_s16)(const int16_t* a, int64_t m, int64_t kp, const int16_t* b_packed, int64_t n, int32_t* c, int64_t ldc);
+  void (*requantize)(const int32_t* acc, int64_t m, int64_t n, int64_t ld_acc, const RequantParams& p, uint8_t* out,
+                     int64_t ld_out);
+  // Depthwise conv, NHWC, int16 input rows already offset by the input zero point
+  // (padded border included: input is (n, h + 2ph, w + 2pw, c)); w is (kh*kw, c) int16.
+  void (*depthwise_s16)(const int16_t* x, const Pool2dShape& s, const int16_t* w, int32_t* acc);
+  // y = clamp(cvtps(min(x * inv_scale, bound)) + zp)
+  void (*quantize)(const float* x, int64_t n, float inv_scale, int32_t zp, int32_t lo, int32_t hi, uint8_t* out);
+  void (*dequantize)(const uint8_t* q, int64_t n, bool is_signed, float scale, int32_t zp, float* out);
+  void (*add_float)(const uint8_t* a, const uint8_t* b, int64_t n, bool is_signed, const AddFloatParams& p, uint8_t* out);
+  void (*add_fixed)(const uint8_t* a, const uint8_t* b, int64_t n, bool is_signed, const AddFixedParams& p, uint8_t* out);
+  void (*relu)(const uint8_t* x, int64_t n, bool is_signed, int32_t zp, uint8_t* out);
+  void (*max_pool2d)(const uint8_t* x, const Pool2dShape& s, bool is_signed, uint8_t* out);
+  void (*adaptive_avg_pool2d)(const uint8_t* x, const Pool2dShape& s, bool is_signed, const AdaptivePoolParams& p,
+                              uint8_t* out);
+};
+
+const KernelSet& kernel_set(Isa isa);
+const KernelSet& scalar_kernels();
+const KernelSet& avx2_kernels();
+
+}  // namespace qnnpy

@@ -1,0 +1,55 @@
+// Runs a graph in integer arithmetic with the kernels of one ISA under one profile.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ir/graph.h"
+#include "kernels/kernels.h"
+#include "runtime/prepared_layer.h"
+#include "runtime/profile.h"
+
+namespace qnnpy {
+
+// A tensor produced by a run: float32 (inputs, dequantized outputs) or 8-bit
+// values, always in logical (NCHW) order.
+struct HostTensor {
+  DType dtype = DType::Float32;
+  Shape shape;
+  std::vector<uint8_t> bytes;
+};
+
+class Executor {
+ public:
+  // Packs every weight once. `threads` workers split conv and linear rows.
+  Executor(std::shared_ptr<const Graph> graph, Profile profile, Isa isa, int threads);
+
+  // `inputs` are float32 NCHW buffers in graph-input order. With `capture`,
+  // every node output is returned by value name in `captured`.
+  std::vector<HostTensor> run(const std::vector<const float*>& inputs, std::map<std::string, HostTensor>* captured);
+
+  Profile profile() const { return profile_; }
+  Isa isa() const { return isa_; }
+
+ private:
+  struct Buffer {
+    std::vector<uint8_t> q;     // 8-bit values; NHWC for rank-4 tensors
+    std::vector<float> f;       // float values, logical order
+    bool torch_channels_last = false;  // memory format PyTorch would give this tensor
+  };
+
+  void run_node(const Node& n, std::vector<Buffer>& values, int64_t index);
+  void run_weighted(const Node& n, const PreparedLayer& L, std::vector<Buffer>& values);
+  HostTensor to_host(int value_id, const Buffer& b) const;
+
+  std::shared_ptr<const Graph> graph_;
+  Profile profile_;
+  Isa isa_;
+  const KernelSet& k_;
+  int threads_;
+  std::map<int64_t, PreparedLayer> layers_;  // node index -> prepared weights
+};
+
+}  // namespace qnnpy

@@ -1,0 +1,31 @@
+// Named arithmetic profiles of the integer runtime.
+//
+// int32_bias  The canonical meaning of qnnpy's params, identical to PyTorch's
+//             qnnpack engine (quint8):
+//             conv/linear  acc = sum (x - zx)(w - zw) + bias_q[c]   (exact int32)
+//                          y = cvtps(fl(float(acc) * m[c])) + zy,
+//                          m[c] = fl(fl(s_w[c] * s_x) * fl(1 / s_y))
+//             add          QNNPACK's fixed-point add (kernels/scalar/elementwise.cpp)
+//             avg pool     m = fl(s_in / fl(s_out * count)) when the windows tile the input
+// fbgemm      PyTorch's fbgemm engine (exact when its u8 x s8 pairs do not saturate):
+//             conv/linear  t = fl(float(acc) + fl(bias[c] / a[c])), a[c] = fl(s_x * s_w[c])
+//                          (per-tensor weights: bias[c] * float(1.0 / double(a)))
+//                          y = cvtps(fl(t * fl(a[c] / s_y))) + zy
+//             add          dequantize both in float (fma in PyTorch's vector lanes), add,
+//                          y = cvtps(fl(c * fl(1 / s_out))) + zy
+//             avg pool     channels_last: acc = sum - zp * count, m = fl(fl(s_in / s_out) / count),
+//                          y = zp + rne(acc * fl(1 / fl(1 / m))); contiguous: rne(sum * fl(fl(1 / kh) / kw))
+// Both: fused ReLU clamps at zy; results saturate to the output dtype; quantize is
+// clamp(rne(x * fl(1 / s)) + z); dequantize is s * float(q - z); relu / max pool / reshape are exact.
+#pragma once
+
+#include <string>
+
+namespace qnnpy {
+
+enum class Profile { Int32Bias, Fbgemm };
+
+Profile parse_profile(const std::string& name);
+const char* profile_name(Profile p);
+
+}  // namespace qnnpy
