@@ -1,0 +1,135 @@
+"""Every AVX2 kernel against its scalar twin, bit for bit, on random shapes and edge values.
+
+Graphs are built directly in the IR (no PyTorch), so shapes, qparams and weights can
+be pushed to the edges: odd channel counts and tails, 1x1 to 7x7 kernels, stride 2,
+dilation 2, groups and depthwise, zero points 0 and 255, tiny and huge scales, and
+int32 bias saturation.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from qnnpy import _core
+
+
+def _run_both(graph: _core.Graph, x: np.ndarray, profile: str) -> None:
+    outs = {}
+    for isa in ("scalar", "avx2"):
+        out, captured = _core.Executor(graph, profile, isa, 2 if isa == "avx2" else 1).run([x], True)
+        outs[isa] = (out, captured)
+    (out_s, cap_s), (out_v, cap_v) = outs["scalar"], outs["avx2"]
+    assert cap_s.keys() == cap_v.keys()
+    for name in cap_s:
+        np.testing.assert_array_equal(cap_s[name], cap_v[name], err_msg=f"{name} ({profile})")
+    assert len(out_s) == len(out_v) == len(graph.outputs)
+    for a, b in zip(out_s, out_v):
+        np.testing.assert_array_equal(a, b)
+
+
+def _quantized_input(g: _core.Graph, shape: tuple[int, ...], scale: float, zp: int) -> int:
+    x = g.add_input("x", list(shape))
+    return g.add_node("quantize", [x], "quant", "quant", "uint8", scale, zp)
+
+
+def _conv(g, x, rng, cin, cout, k, stride, pad, dil, groups, relu, per_channel, out_scale, out_zp,
+          bias_scale=1.0, weight_scale=None):
+    w = rng.integers(-128, 128, (cout, cin // groups, k[0], k[1]), dtype=np.int8)
+    if per_channel:
+        scale = weight_scale if weight_scale is not None else rng.uniform(1e-3, 5e-2, cout)
+        zp, axis = np.zeros(cout, np.int64), 0
+    else:
+        scale, zp, axis = np.array([0.02]), np.array([0]), -1
+    config = np.array([2, stride, stride, pad, pad, dil, dil, 0, 0, groups, 0], np.int64)
+    bias = (rng.standard_normal(cout) * bias_scale).astype(np.float32)
+    return g.add_conv2d(x, "conv", "conv", 3, config, w, scale, zp, axis, bias, relu, "uint8", out_scale, out_zp)
+
+
+CONV_CASES = [
+    # cin, cout, kernel, stride, pad, dilation, groups, h, w
+    (3, 5, (7, 7), 2, 3, 1, 1, 19, 23),
+    (17, 33, (3, 3), 1, 1, 1, 1, 9, 11),
+    (16, 16, (1, 1), 1, 0, 1, 1, 7, 5),
+    (12, 9, (3, 3), 2, 2, 2, 3, 13, 10),
+    (13, 13, (3, 3), 1, 1, 1, 13, 8, 9),      # depthwise, channel tail
+    (24, 24, (5, 5), 2, 2, 1, 24, 11, 12),    # depthwise, stride 2
+    (8, 40, (1, 3), 1, 0, 1, 2, 6, 17),
+]
+
+
+@pytest.mark.parametrize("case", CONV_CASES, ids=lambda c: f"c{c[0]}-{c[1]}_k{c[2][0]}x{c[2][1]}_s{c[3]}_d{c[5]}_g{c[6]}")
+@pytest.mark.parametrize("input_zp", [0, 255, 131])
+@pytest.mark.parametrize("profile", ["int32_bias", "fbgemm"])
+def test_conv_twins(case, input_zp, profile):
+    cin, cout, k, stride, pad, dil, groups, h, w = case
+    rng = np.random.default_rng(hash((case, input_zp)) % 2**32)
+    g = _core.Graph()
+    x = _quantized_input(g, (2, cin, h, w), 0.05, input_zp)
+    for relu, per_channel in ((True, True), (False, False)):
+        gg = _core.Graph.deserialize(g.serialize())
+        y = _conv(gg, x, rng, cin, cout, k, stride, pad, dil, groups, relu, per_channel, 0.7, 7)
+        gg.mark_output(gg.add_node("dequantize", [y], "dq", "dq", "float32"))
+        _run_both(gg, rng.standard_normal((2, cin, h, w)).astype(np.float32) * 3, profile)
+
+
+@pytest.mark.parametrize("profile", ["int32_bias", "fbgemm"])
+def test_conv_twins_with_extreme_scales_and_saturated_bias(profile):
+    rng = np.random.default_rng(7)
+    g = _core.Graph()
+    x = _quantized_input(g, (1, 9, 8, 8), 1e-6, 200)
+    # Tiny weight scales and huge biases: the int32 bias saturates; huge output scale.
+    scales = np.array([1e-9, 1e-3, 30.0, 1e-7, 2.0, 1e-9, 0.5, 1e-8, 4e-4, 1e-9, 3.0])
+    y = _conv(g, x, rng, 9, 11, (3, 3), 1, 1, 1, 1, False, True, 1e4, 255, bias_scale=1e9, weight_scale=scales)
+    conv_node = g.nodes()[-1]
+    assert conv_node["ints"]["bias_saturated"][0] > 0
+    y2 = _conv(g, y, rng, 11, 6, (1, 1), 1, 0, 1, 1, True, True, 1e-5, 0)
+    g.mark_output(g.add_node("dequantize", [y2], "dq", "dq", "float32"))
+    _run_both(g, (rng.standard_normal((1, 9, 8, 8)) * 1e-4).astype(np.float32), profile)
+
+
+@pytest.mark.parametrize("rows, k, n", [(1, 512, 1000), (13, 37, 21), (7, 1, 3), (20, 64, 16)])
+@pytest.mark.parametrize("profile", ["int32_bias", "fbgemm"])
+def test_linear_twins(rows, k, n, profile):
+    rng = np.random.default_rng(rows * 1000 + k)
+    g = _core.Graph()
+    x = g.add_input("x", [rows, k])
+    q = g.add_node("quantize", [x], "q", "q", "uint8", 0.03, 77)
+    w = rng.integers(-128, 128, (n, k), dtype=np.int8)
+    zp = rng.integers(-3, 4, n)  # nonzero weight zero points
+    y = g.add_linear(q, "fc", "fc", w, rng.uniform(1e-3, 1e-2, n), zp, 0, rng.standard_normal(n).astype(np.float32),
+                     False, "uint8", 0.2, 100)
+    g.mark_output(g.add_node("dequantize", [y], "dq", "dq", "float32"))
+    _run_both(g, rng.standard_normal((rows, k)).astype(np.float32), profile)
+
+
+@pytest.mark.parametrize("shape", [(1, 64, 56, 56), (2, 3, 5, 7), (1, 13, 9, 1)])
+@pytest.mark.parametrize("relu", [0, 1])
+@pytest.mark.parametrize("profile", ["int32_bias", "fbgemm"])
+def test_elementwise_and_pool_twins(shape, relu, profile):
+    rng = np.random.default_rng(sum(shape) + relu)
+    g = _core.Graph()
+    x = g.add_input("x", list(shape))
+    a = g.add_node("quantize", [x], "a", "a", "uint8", 0.02, 255)
+    b = g.add_node("quantize", [x], "b", "b", "uint8", 0.037, 0)
+    s = g.add_node("add", [a, b], "add", "add", "uint8", 0.05, 128, ints={"relu": [relu]})
+    r = g.add_node("relu", [s], "relu", "relu", "uint8", 0.05, 128)
+    p = g.add_node("max_pool2d", [r], "mp", "mp", "uint8", 0.05, 128,
+                   ints={"kernel": [3, 2], "stride": [2, 1], "padding": [1, 1], "dilation": [1, 2], "ceil_mode": [1]})
+    out_hw = [max(1, (shape[2] + 1) // 3), max(1, (shape[3] + 2) // 2)]
+    avg = g.add_node("adaptive_avg_pool2d", [p], "avg", "avg", "uint8", 0.05, 128, ints={"output_size": out_hw})
+    avg_in = g.add_node("adaptive_avg_pool2d", [a], "avg_in", "avg_in", "uint8", 0.02, 255,
+                        ints={"output_size": [2, 3]})
+    flat = g.add_node("reshape", [avg], "flat", "flat", "uint8", 0.05, 128,
+                      ints={"shape": [shape[0], shape[1] * out_hw[0] * out_hw[1]]})
+    g.mark_output(g.add_node("dequantize", [flat], "dq", "dq", "float32"))
+    g.mark_output(g.add_node("dequantize", [avg_in], "dq_in", "dq_in", "float32"))
+    _run_both(g, (rng.standard_normal(shape) * 4).astype(np.float32), profile)
+
+
+def test_quantize_twins_on_huge_values_and_tails():
+    g = _core.Graph()
+    x = g.add_input("x", [1, 1, 1, 1003])
+    q = g.add_node("quantize", [x], "q", "q", "uint8", 1e-3, 3)
+    g.mark_output(g.add_node("dequantize", [q], "dq", "dq", "float32"))
+    values = np.concatenate([np.linspace(-1e12, 1e12, 500), np.linspace(-0.3, 0.3, 503)]).astype(np.float32)
+    _run_both(g, values.reshape(1, 1, 1, 1003), "fbgemm")

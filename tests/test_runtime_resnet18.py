@@ -1,0 +1,58 @@
+"""ResNet-18 in the integer runtime against PyTorch's engines, bit for bit at every layer."""
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+import pytest
+import torch
+
+import qnnpy
+
+
+@pytest.fixture(scope="module")
+def module(resnet18, resnet18_inputs) -> qnnpy.QDQModule:
+    return qnnpy.from_torch(resnet18, (resnet18_inputs[0],))
+
+
+def test_fbgemm_profile_equals_fbgemm_engine_at_every_layer(resnet18, resnet18_inputs, module, capsys):
+    torch.backends.quantized.engine = "fbgemm"
+    report = qnnpy.compare(resnet18, module, resnet18_inputs[:3], profiles=["fbgemm", "int32_bias"])
+    assert len(report.layers["fbgemm"]) == 33
+    assert report.all_identical("fbgemm"), report.table()
+    final = report.final("int32_bias")
+    with capsys.disabled():
+        print(f"\nResNet-18, PyTorch fbgemm engine vs runtime profile int32_bias: final output "
+              f"{final.identical}/{final.total} identical ({final.fraction:.2%}), max {final.max_lsb} LSB; "
+              f"first divergence at {report.first_divergence('int32_bias').source}")
+
+
+def test_int32_bias_profile_equals_qnnpack_engine_at_every_layer(resnet18, resnet18_inputs, module):
+    torch.backends.quantized.engine = "qnnpack"
+    repacked = copy.deepcopy(resnet18)  # __setstate__ re-packs every conv/linear for the current engine
+    report = qnnpy.compare(repacked, module, resnet18_inputs[:3], profiles=["int32_bias"])
+    assert report.all_identical("int32_bias"), report.table()
+
+
+@pytest.mark.parametrize("profile", ["int32_bias", "fbgemm"])
+def test_scalar_and_avx2_kernels_agree_on_resnet18(module, resnet18_inputs, profile):
+    if not qnnpy._core.cpu_has_avx2():
+        pytest.fail("this test machine is expected to have AVX2")
+    x = resnet18_inputs[1].numpy()
+    scalar = module.run(x, profile=profile, isa="scalar", capture=True)
+    avx2 = module.run(x, profile=profile, isa="avx2", capture=True, threads=2)
+    assert scalar.intermediates.keys() == avx2.intermediates.keys()
+    for name, a in scalar.intermediates.items():
+        np.testing.assert_array_equal(a, avx2.intermediates[name], err_msg=name)
+
+
+def test_run_returns_quantized_and_dequantized_output(module, resnet18, resnet18_inputs):
+    x = resnet18_inputs[2]
+    result = module.run(x.numpy(), profile="fbgemm")
+    with torch.no_grad():
+        ref = resnet18(x)
+    scale, zero_point = module.output_qparams()[0]
+    assert result.quantized.shape == (1, 1000)
+    np.testing.assert_array_equal(result.dequantized, ref.numpy())
+    np.testing.assert_array_equal(result.quantized,
+                                  torch.quantize_per_tensor(ref, scale, zero_point, torch.quint8).int_repr().numpy())
