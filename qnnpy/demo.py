@@ -54,7 +54,19 @@ def main(argv: list[str] | None = None) -> int:
         worst = max(worst, int(diff.max()))
     print(f"TVM vs PyTorch (fbgemm): top-1 agreement {top1}/{len(inputs)}; "
           f"{identical}/{total} quantized outputs bit-identical ({identical / total:.2%}); max difference {worst} LSB")
-    return 0 if top1 == len(inputs) else 1
+
+    t = _step(f"running qnnpy's integer runtime ({qnnpy._core.default_isa()} kernels) under both profiles, "
+              "comparing every layer with PyTorch fbgemm")
+    report = qnnpy.compare(model, module, inputs)
+    for profile in report.layers:
+        final = report.final(profile)
+        exact_layers = sum(r.identical == r.total for r in report.layers[profile])
+        print(f"integer runtime, profile {profile:<10} vs PyTorch fbgemm: {exact_layers}/{len(report.layers[profile])} "
+              f"layers bit-identical; final output {final.identical}/{final.total} identical "
+              f"({final.fraction:.2%}), max {final.max_lsb} LSB")
+    _step(f"  done in {time.perf_counter() - t:.1f}s (profile int32_bias is the params' canonical meaning and "
+          "equals PyTorch's qnnpack engine; see README)")
+    return 0 if top1 == len(inputs) and report.all_identical("fbgemm") else 1
 
 
 if __name__ == "__main__":

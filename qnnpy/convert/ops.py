@@ -182,5 +182,6 @@ CONVERTERS: dict[Any, Converter] = {
     "Tensor.view": convert_reshape,
     nn.Identity: convert_identity,
     nn.Dropout: convert_identity,
+    nnq.Dropout: convert_identity,
     "Tensor.contiguous": convert_identity,
 }

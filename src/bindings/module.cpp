@@ -15,6 +15,7 @@
 #include "params/packed_state.h"
 #include "params/param_builder.h"
 #include "runtime/executor.h"
+#include "kernels/avx2/peak.h"
 
 namespace py = pybind11;
 using namespace qnnpy;
@@ -244,6 +245,8 @@ PYBIND11_MODULE(_core, m) {
       .def_static("deserialize", [](const py::bytes& b) { return std::make_shared<Graph>(deserialize_graph(b)); });
 
   m.def("cpu_has_avx2", &cpu_has_avx2, "Whether this CPU has AVX2 and FMA.");
+  m.def("peak_madd_gmacs", &peak_madd_gmacs, py::arg("seconds") = 0.2,
+        "Measured GMAC/s of a register-only vpmaddwd + vpaddd loop on one core: the exact-int8 ceiling.");
   m.def("default_isa", [] { return std::string(isa_name(default_isa())); },
         "The ISA the runtime uses by default (QNNPY_ISA=scalar|avx2 overrides).");
 
@@ -255,6 +258,7 @@ PYBIND11_MODULE(_core, m) {
            py::arg("graph"), py::arg("profile") = "int32_bias", py::arg("isa") = "", py::arg("threads") = 1)
       .def_property_readonly("profile", [](const Executor& e) { return std::string(profile_name(e.profile())); })
       .def_property_readonly("isa", [](const Executor& e) { return std::string(isa_name(e.isa())); })
+      .def("node_seconds", &Executor::node_seconds, "Wall time of each node in the last run (node order).")
       .def(
           "run",
           [](Executor& e, const std::vector<FloatArray>& inputs, bool capture) {

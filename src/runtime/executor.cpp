@@ -1,6 +1,7 @@
 #include "runtime/executor.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <stdexcept>
@@ -223,8 +224,11 @@ std::vector<HostTensor> Executor::run(const std::vector<const float*>& inputs,
     values[g.inputs()[i]].f.assign(inputs[i], inputs[i] + num_elements(v.shape));
   }
   const auto& nodes = g.nodes();
+  node_seconds_.assign(nodes.size(), 0.0);
   for (size_t i = 0; i < nodes.size(); ++i) {
+    const auto start = std::chrono::steady_clock::now();
     run_node(nodes[i], values, static_cast<int64_t>(i));
+    node_seconds_[i] = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (captured) (*captured)[g.value(nodes[i].output).name] = to_host(nodes[i].output, values[nodes[i].output]);
   }
   std::vector<HostTensor> outs;

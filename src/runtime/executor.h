@@ -30,6 +30,9 @@ class Executor {
   // every node output is returned by value name in `captured`.
   std::vector<HostTensor> run(const std::vector<const float*>& inputs, std::map<std::string, HostTensor>* captured);
 
+  // Wall time of each node in the last run, in seconds (node order).
+  const std::vector<double>& node_seconds() const { return node_seconds_; }
+
   Profile profile() const { return profile_; }
   Isa isa() const { return isa_; }
 
@@ -50,6 +53,7 @@ class Executor {
   const KernelSet& k_;
   int threads_;
   std::map<int64_t, PreparedLayer> layers_;  // node index -> prepared weights
+  std::vector<double> node_seconds_;
 };
 
 }  // namespace qnnpy

@@ -1,0 +1,140 @@
+"""Single-image latency: qnnpy integer runtime vs PyTorch fbgemm vs PyTorch qnnpack.
+
+Run: .venv/bin/python -P benchmarks/bench_latency.py [--runs 15] [--out benchmarks/RESULTS.md]
+
+All figures come from one process and one run: medians of repeated forwards at
+1x3x224x224, ratios against PyTorch measured in the same run, per-layer GMAC/s of
+the largest convs against the measured exact-int8 ceiling (vpmaddwd loop), and
+2-thread scaling.
+"""
+from __future__ import annotations
+
+import argparse
+import copy
+import platform
+import statistics
+import time
+import warnings
+from typing import Callable
+
+import numpy as np
+import torch
+
+import qnnpy
+from qnnpy import _core, zoo
+
+
+def cpu_model() -> str:
+    try:
+        for line in open("/proc/cpuinfo"):
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def median_ms(fn: Callable[[], object], runs: int, warmup: int = 3) -> float:
+    for _ in range(warmup):
+        fn()
+    times = []
+    for _ in range(runs):
+        t = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t)
+    return statistics.median(times) * 1e3
+
+
+def quantized_mobilenet_v2() -> torch.nn.Module:
+    from torchvision.models.quantization import mobilenet_v2
+
+    torch.manual_seed(0)
+    model = mobilenet_v2(weights=None, quantize=False).eval()
+    model.fuse_model()
+    return zoo.quantize_eager(model, "fbgemm", zoo.calibration_data(4, 8, (3, 224, 224), 1))
+
+
+def conv_macs(module: qnnpy.QDQModule) -> dict[int, float]:
+    """MACs of each conv/linear node, by node index."""
+    values = {v["name"]: v for v in module.graph.values()}
+    params = module.params
+    macs = {}
+    for i, n in enumerate(module.nodes()):
+        if n["op"] in ("conv2d", "linear"):
+            w = params[n["params"]["weight"]]
+            out = values[n["output"]]["shape"]
+            pixels = int(np.prod(out)) // w.shape[0]
+            macs[i] = pixels * w.size
+    return macs
+
+
+def bench_model(name: str, model: torch.nn.Module, runs: int, peak: float) -> list[str]:
+    x = torch.randn(1, 3, 224, 224, generator=torch.Generator().manual_seed(0))
+    module = qnnpy.from_torch(model, (x,))
+    xn = x.numpy()
+    torch.backends.quantized.engine = "qnnpack"
+    qnnpack_model = copy.deepcopy(model)
+    lines = [f"### {name}", ""]
+    rows = []
+    for threads in (1, 2):
+        torch.set_num_threads(threads)
+        torch.backends.quantized.engine = "fbgemm"
+        with torch.no_grad():
+            t_fbgemm = median_ms(lambda: model(x), runs)
+            torch.backends.quantized.engine = "qnnpack"
+            t_qnnpack = median_ms(lambda: qnnpack_model(x), runs)
+        torch.backends.quantized.engine = "fbgemm"
+        t_ours = {p: median_ms(lambda p=p: module.run(xn, profile=p, threads=threads), runs) for p in ("fbgemm", "int32_bias")}
+        rows.append((threads, t_ours["fbgemm"], t_ours["int32_bias"], t_fbgemm, t_qnnpack))
+    lines.append("| threads | qnnpy fbgemm profile (ms) | qnnpy int32_bias (ms) | PyTorch fbgemm (ms) | PyTorch qnnpack (ms) | qnnpy / fbgemm | qnnpy / qnnpack |")
+    lines.append("|---|---|---|---|---|---|---|")
+    for threads, ours, ours_i32, fb, qn in rows:
+        lines.append(f"| {threads} | {ours:.2f} | {ours_i32:.2f} | {fb:.2f} | {qn:.2f} | {ours / fb:.2f}x | {ours_i32 / qn:.2f}x |")
+    lines.append("")
+    # Per-layer breakdown, single thread, fbgemm profile.
+    executor = _core.Executor(module.graph, "fbgemm", "", 1)
+    per_node = []
+    for _ in range(max(5, runs // 2)):
+        executor.run([xn], False)
+        per_node.append(executor.node_seconds())
+    seconds = np.median(np.array(per_node), axis=0)
+    macs = conv_macs(module)
+    nodes = module.nodes()
+    total = seconds.sum()
+    conv_time = sum(seconds[i] for i in macs)
+    lines.append(f"Single thread, per node (median of {len(per_node)} runs): total {total * 1e3:.2f} ms, "
+                 f"conv/linear {conv_time * 1e3:.2f} ms ({conv_time / total:.0%}), "
+                 f"other ops {(total - conv_time) * 1e3:.2f} ms.")
+    lines.append("")
+    lines.append("| layer | GMAC | ms | GMAC/s | % of ceiling |")
+    lines.append("|---|---|---|---|---|")
+    for i in sorted(macs, key=lambda i: -seconds[i])[:8]:
+        rate = macs[i] / seconds[i] / 1e9
+        lines.append(f"| {nodes[i]['source']} | {macs[i] / 1e9:.3f} | {seconds[i] * 1e3:.2f} | {rate:.1f} | {rate / peak:.0%} |")
+    lines.append("")
+    return lines
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--runs", type=int, default=15)
+    parser.add_argument("--out", default=None, help="write the markdown report here as well")
+    args = parser.parse_args()
+    warnings.filterwarnings("ignore")
+    peak = _core.peak_madd_gmacs(0.5)
+    lines = ["# Benchmarks", "", f"CPU: {cpu_model()} ({_core.default_isa()} kernels), torch {torch.__version__}, "
+             f"median of {args.runs} runs after 3 warm-up runs, input 1x3x224x224.", "",
+             f"Exact-int8 ceiling measured here (register-only vpmaddwd + vpaddd loop, one core): {peak:.1f} GMAC/s.", ""]
+    for name, build in (("ResNet-18", lambda: zoo.quantized_resnet18()), ("MobileNetV2", quantized_mobilenet_v2)):
+        print(f"[bench] {name}: building and calibrating", flush=True)
+        lines += bench_model(name, build(), args.runs, peak)
+        print("\n".join(lines[-20:]), flush=True)
+    report = "\n".join(lines)
+    print(report)
+    if args.out:
+        with open(args.out, "w") as f:
+            f.write(report + "\n")
+
+
+if __name__ == "__main__":
+    main()
