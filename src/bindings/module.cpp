@@ -262,8 +262,20 @@ PYBIND11_MODULE(_core, m) {
       .def(
           "run",
           [](Executor& e, const std::vector<FloatArray>& inputs, bool capture) {
+            const Graph& g = e.graph();
+            if (inputs.size() != g.inputs().size()) {
+              throw std::invalid_argument("runtime: " + std::to_string(g.inputs().size()) + " input(s) expected, got " +
+                                          std::to_string(inputs.size()));
+            }
             std::vector<const float*> ptrs;
-            for (const auto& a : inputs) ptrs.push_back(a.data());
+            for (size_t i = 0; i < inputs.size(); ++i) {
+              const Value& v = g.value(g.inputs()[i]);
+              if (shape_of(inputs[i]) != v.shape) {
+                throw std::invalid_argument("runtime: input '" + v.name + "' must have shape " + shape_str(v.shape) +
+                                            ", got " + shape_str(shape_of(inputs[i])));
+              }
+              ptrs.push_back(inputs[i].data());
+            }
             std::map<std::string, HostTensor> captured;
             std::vector<HostTensor> outs;
             {

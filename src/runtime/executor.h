@@ -26,13 +26,15 @@ class Executor {
   // Packs every weight once. `threads` workers split conv and linear rows.
   Executor(std::shared_ptr<const Graph> graph, Profile profile, Isa isa, int threads);
 
-  // `inputs` are float32 NCHW buffers in graph-input order. With `capture`,
+  // `inputs` are float32 NCHW buffers in graph-input order, each holding the
+  // input's element count (callers check the shapes). With `capture`,
   // every node output is returned by value name in `captured`.
   std::vector<HostTensor> run(const std::vector<const float*>& inputs, std::map<std::string, HostTensor>* captured);
 
   // Wall time of each node in the last run, in seconds (node order).
   const std::vector<double>& node_seconds() const { return node_seconds_; }
 
+  const Graph& graph() const { return *graph_; }
   Profile profile() const { return profile_; }
   Isa isa() const { return isa_; }
 
