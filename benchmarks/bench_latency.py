@@ -45,15 +45,6 @@ def median_ms(fn: Callable[[], object], runs: int, warmup: int = 3) -> float:
     return statistics.median(times) * 1e3
 
 
-def quantized_mobilenet_v2() -> torch.nn.Module:
-    from torchvision.models.quantization import mobilenet_v2
-
-    torch.manual_seed(0)
-    model = mobilenet_v2(weights=None, quantize=False).eval()
-    model.fuse_model()
-    return zoo.quantize_eager(model, "fbgemm", zoo.calibration_data(4, 8, (3, 224, 224), 1))
-
-
 def conv_macs(module: qnnpy.QDQModule) -> dict[int, float]:
     """MACs of each conv/linear node, by node index."""
     values = {v["name"]: v for v in module.graph.values()}
@@ -125,7 +116,7 @@ def main() -> None:
     lines = ["# Benchmarks", "", f"CPU: {cpu_model()} ({_core.default_isa()} kernels), torch {torch.__version__}, "
              f"median of {args.runs} runs after 3 warm-up runs, input 1x3x224x224.", "",
              f"Exact-int8 ceiling measured here (register-only vpmaddwd + vpaddd loop, one core): {peak:.1f} GMAC/s.", ""]
-    for name, build in (("ResNet-18", lambda: zoo.quantized_resnet18()), ("MobileNetV2", quantized_mobilenet_v2)):
+    for name, build in (("ResNet-18", lambda: zoo.quantized_resnet18()), ("MobileNetV2", lambda: zoo.quantized_mobilenet_v2())):
         print(f"[bench] {name}: building and calibrating", flush=True)
         lines += bench_model(name, build(), args.runs, peak)
         print("\n".join(lines[-20:]), flush=True)

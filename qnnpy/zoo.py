@@ -34,3 +34,14 @@ def quantized_resnet18(engine: str = "fbgemm", seed: int = 0, calibration_batche
     model.fuse_model()
     data = calibration_data(calibration_batches, 8, (3, 224, 224), seed + 1)
     return quantize_eager(model, engine, data)
+
+
+def quantized_mobilenet_v2(engine: str = "fbgemm", seed: int = 0, calibration_batches: int = 4) -> torch.nn.Module:
+    """torchvision's quantizable MobileNetV2, fused and quantized for ``engine``."""
+    from torchvision.models.quantization import mobilenet_v2
+
+    torch.manual_seed(seed)
+    model = mobilenet_v2(weights=None, quantize=False).eval()
+    model.fuse_model()
+    data = calibration_data(calibration_batches, 8, (3, 224, 224), seed + 1)
+    return quantize_eager(model, engine, data)

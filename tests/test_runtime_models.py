@@ -1,4 +1,4 @@
-"""ResNet-18 in the integer runtime against PyTorch's engines, bit for bit at every layer."""
+"""ResNet-18 and MobileNetV2 in the integer runtime against PyTorch's engines, bit for bit at every layer."""
 from __future__ import annotations
 
 import copy
@@ -56,3 +56,17 @@ def test_run_returns_quantized_and_dequantized_output(module, resnet18, resnet18
     np.testing.assert_array_equal(result.dequantized, ref.numpy())
     np.testing.assert_array_equal(result.quantized,
                                   torch.quantize_per_tensor(ref, scale, zero_point, torch.quint8).int_repr().numpy())
+
+
+def test_mobilenet_v2_depthwise_model_is_bit_exact_under_both_engines():
+    from qnnpy import zoo
+
+    model = zoo.quantized_mobilenet_v2()
+    inputs = zoo.calibration_data(1, 1, (3, 224, 224), seed=99)
+    module = qnnpy.from_torch(model, (inputs[0],))
+    assert sum(n["op"] == "conv2d" and n["ints"]["groups"][0] > 1 for n in module.nodes()) == 17
+    report = qnnpy.compare(model, module, inputs, profiles=["fbgemm"])
+    assert report.all_identical("fbgemm"), report.table()
+    torch.backends.quantized.engine = "qnnpack"
+    report = qnnpy.compare(copy.deepcopy(model), module, inputs, profiles=["int32_bias"])
+    assert report.all_identical("int32_bias"), report.table()
