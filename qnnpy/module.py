@@ -106,7 +106,7 @@ class QDQModule:
 
         key = (profile, isa or _core.default_isa(), threads)
         if key not in self._runtimes:
-            self._runtimes[key] = IntegerRuntime(self._graph, profile, isa, threads)
+            self._runtimes[key] = IntegerRuntime(self, profile, isa, threads)
         return self._runtimes[key].run(*inputs, capture=capture)
 
     def to_tvm(self) -> Any:

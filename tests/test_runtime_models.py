@@ -70,3 +70,12 @@ def test_mobilenet_v2_depthwise_model_is_bit_exact_under_both_engines():
     torch.backends.quantized.engine = "qnnpack"
     report = qnnpy.compare(copy.deepcopy(model), module, inputs, profiles=["int32_bias"])
     assert report.all_identical("int32_bias"), report.table()
+
+
+def test_run_rejects_inputs_of_the_wrong_shape_or_count(module):
+    with pytest.raises(ValueError, match=r"input 'x' must have shape \(1, 3, 224, 224\), got \(1, 3, 32, 32\)"):
+        module.run(np.zeros((1, 3, 32, 32), np.float32))
+    with pytest.raises(ValueError, match=r"1 input\(s\) expected, got 2"):
+        module.run(np.zeros((1, 3, 224, 224), np.float32), np.zeros((1, 3, 224, 224), np.float32))
+    with pytest.raises(ValueError, match="unknown profile"):
+        module.run(np.zeros((1, 3, 224, 224), np.float32), profile="fast")
