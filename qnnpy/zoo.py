@@ -25,23 +25,21 @@ def quantize_eager(model: torch.nn.Module, engine: str, data: list[torch.Tensor]
     return torch.ao.quantization.convert(model, inplace=True)
 
 
-def quantized_resnet18(engine: str = "fbgemm", seed: int = 0, calibration_batches: int = 4) -> torch.nn.Module:
-    """torchvision's quantizable ResNet-18, fused and quantized for ``engine`` (fbgemm or qnnpack)."""
-    from torchvision.models.quantization import resnet18
+def _quantized_torchvision(name: str, engine: str, seed: int, calibration_batches: int) -> torch.nn.Module:
+    from torchvision.models import quantization
 
     torch.manual_seed(seed)
-    model = resnet18(weights=None, quantize=False).eval()
+    model = getattr(quantization, name)(weights=None, quantize=False).eval()
     model.fuse_model()
     data = calibration_data(calibration_batches, 8, (3, 224, 224), seed + 1)
     return quantize_eager(model, engine, data)
+
+
+def quantized_resnet18(engine: str = "fbgemm", seed: int = 0, calibration_batches: int = 4) -> torch.nn.Module:
+    """torchvision's quantizable ResNet-18, fused and quantized for ``engine`` (fbgemm or qnnpack)."""
+    return _quantized_torchvision("resnet18", engine, seed, calibration_batches)
 
 
 def quantized_mobilenet_v2(engine: str = "fbgemm", seed: int = 0, calibration_batches: int = 4) -> torch.nn.Module:
     """torchvision's quantizable MobileNetV2, fused and quantized for ``engine``."""
-    from torchvision.models.quantization import mobilenet_v2
-
-    torch.manual_seed(seed)
-    model = mobilenet_v2(weights=None, quantize=False).eval()
-    model.fuse_model()
-    data = calibration_data(calibration_batches, 8, (3, 224, 224), seed + 1)
-    return quantize_eager(model, engine, data)
+    return _quantized_torchvision("mobilenet_v2", engine, seed, calibration_batches)
