@@ -4,14 +4,12 @@ from __future__ import annotations
 import os
 from collections import Counter
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from qnnpy import _core
-
-if TYPE_CHECKING:
-    from qnnpy.runtime import RunResult
+from qnnpy.runtime import IntegerRuntime, RunResult
 
 _SCRIPT_FILE = "module.py"
 _PARAMS_FILE = "params.npz"
@@ -30,7 +28,7 @@ class QDQModule:
         self._graph = graph
         # IR value name -> name of the FX node that computed it (known after from_torch, not after load).
         self.torch_nodes = dict(torch_nodes or {})
-        self._runtimes: dict[tuple[str, str, int], Any] = {}
+        self._runtimes: dict[tuple[str, str, int], IntegerRuntime] = {}
 
     @property
     def graph(self) -> _core.Graph:
@@ -93,7 +91,7 @@ class QDQModule:
         return cls(_core.Graph.deserialize(path.read_bytes()))
 
     def run(self, *inputs: np.ndarray, profile: str = "int32_bias", threads: int = 1, isa: str | None = None,
-            capture: bool = False) -> "RunResult":
+            capture: bool = False) -> RunResult:
         """Run the module in integer arithmetic with qnnpy's C++ kernels.
 
         ``profile`` is ``"int32_bias"`` (the params' canonical meaning, equal to PyTorch's
@@ -102,8 +100,6 @@ class QDQModule:
         intermediate integer tensor by IR value name. Weights are packed once per
         (profile, isa, threads) and reused.
         """
-        from qnnpy.runtime import IntegerRuntime
-
         key = (profile, isa or _core.default_isa(), threads)
         if key not in self._runtimes:
             self._runtimes[key] = IntegerRuntime(self, profile, isa, threads)
