@@ -8,6 +8,8 @@
 
 #include "ir/graph.h"
 #include "kernels/kernels.h"
+#include "runtime/buffer.h"
+#include "runtime/ops/op_args.h"
 #include "runtime/prepared_layer.h"
 #include "runtime/profile.h"
 
@@ -39,14 +41,7 @@ class Executor {
   Isa isa() const { return isa_; }
 
  private:
-  struct Buffer {
-    std::vector<uint8_t> q;     // 8-bit values; NHWC for rank-4 tensors
-    std::vector<float> f;       // float values, logical order
-    bool torch_channels_last = false;  // memory format PyTorch would give this tensor
-  };
-
   void run_node(const Node& n, std::vector<Buffer>& values, int64_t index);
-  void run_weighted(const Node& n, const PreparedLayer& L, std::vector<Buffer>& values);
   HostTensor to_host(int value_id, const Buffer& b) const;
 
   std::shared_ptr<const Graph> graph_;

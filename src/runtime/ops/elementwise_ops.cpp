@@ -1,0 +1,59 @@
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "runtime/ops/runners.h"
+
+namespace qnnpy {
+namespace {
+
+// QNNPACK pytorch_qnnp_compute_add_quantization_params.
+AddFixedParams fixed_add_params(const OpArgs& a, bool relu) {
+  const Value &xv = a.in(0), &bv = a.in(1), &out = a.out();
+  const float a_ratio = xv.q.scale[0] / out.q.scale[0], b_ratio = bv.q.scale[0] / out.q.scale[0];
+  const float larger = std::max(a_ratio, b_ratio);
+  uint32_t bits;
+  std::memcpy(&bits, &larger, sizeof bits);
+  const int32_t shift = 21 - (static_cast<int32_t>(bits >> 23) - 127);
+  if (shift < 13 || shift > 31) {
+    a.fail("input/output scale ratio " + std::to_string(larger) + " is outside QNNPACK's supported range [2^-14, 2^8)");
+  }
+  const float two_shift = static_cast<float>(uint64_t{1} << shift);
+  AddFixedParams p;
+  p.a_mult = static_cast<int32_t>(std::lrintf(a_ratio * two_shift));
+  p.b_mult = static_cast<int32_t>(std::lrintf(b_ratio * two_shift));
+  p.zp_term = static_cast<int32_t>(-(static_cast<uint32_t>(p.a_mult) * static_cast<uint32_t>(xv.q.zero_point[0]) +
+                                     static_cast<uint32_t>(p.b_mult) * static_cast<uint32_t>(bv.q.zero_point[0])));
+  p.shift = shift;
+  p.out_zp = out.q.zero_point[0];
+  p.lo = relu ? p.out_zp : dtype_min(out.dtype);
+  p.hi = dtype_max(out.dtype);
+  return p;
+}
+
+}  // namespace
+
+void run_add(const OpArgs& a) {
+  const Value &xv = a.in(0), &bv = a.in(1), &out = a.out();
+  const bool relu = a.node.int_attr("relu") != 0;
+  const int64_t count = a.out_count();
+  Buffer& y = a.out_buf();
+  y.torch_channels_last = a.in_buf(0).torch_channels_last;
+  y.q.resize(count);
+  if (a.profile == Profile::Fbgemm) {
+    AddFloatParams p{xv.q.scale[0], bv.q.scale[0], 1.0f / out.q.scale[0], xv.q.zero_point[0], bv.q.zero_point[0],
+                     out.q.zero_point[0], dtype_min(out.dtype), dtype_max(out.dtype), relu};
+    a.k.add_float(a.in_buf(0).q.data(), a.in_buf(1).q.data(), count, a.is_signed(), p, y.q.data());
+  } else {
+    a.k.add_fixed(a.in_buf(0).q.data(), a.in_buf(1).q.data(), count, a.is_signed(), fixed_add_params(a, relu), y.q.data());
+  }
+}
+
+void run_relu(const OpArgs& a) {
+  Buffer& y = a.out_buf();
+  y.torch_channels_last = a.in_buf().torch_channels_last;
+  y.q.resize(a.out_count());
+  a.k.relu(a.in_buf().q.data(), a.out_count(), a.is_signed(), a.in().q.zero_point[0], y.q.data());
+}
+
+}  // namespace qnnpy
