@@ -19,8 +19,9 @@ class Wrapped(nn.Module):
         self.body = body
         self.dequant = DeQuantStub()
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.dequant(self.body(self.quant(x)))
+    def forward(self, x: torch.Tensor):
+        y = self.body(self.quant(x))
+        return tuple(self.dequant(t) for t in y) if isinstance(y, tuple) else self.dequant(y)
 
 
 class ConvBlock(nn.Module):
@@ -100,4 +101,112 @@ def conv_cases() -> dict[str, tuple[nn.Module, tuple[int, ...], bool, list[list[
                            [["body.conv", "body.relu"]]),
         "conv_no_bias_1x1": (ConvBlock(5, 7, False, kernel_size=1, bias=False), (5, 9, 9), True, None),
         "conv_asymmetric_kernel": (ConvBlock(3, 4, False, kernel_size=(1, 7), padding=(0, 3)), (3, 8, 16), True, None),
+    }
+
+
+class Activations(nn.Module):
+    """conv -> one activation module (and optional second op) on the quantized output."""
+
+    def __init__(self, act: nn.Module, cin: int = 3, cout: int = 13):
+        super().__init__()
+        self.conv = nn.Conv2d(cin, cout, 3, padding=1)
+        self.act = act
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.act(self.conv(x))
+
+
+class SqueezeExcite(nn.Module):
+    """MobileNetV3's gating: pool -> conv -> hardsigmoid, multiplied (broadcast) onto the input."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 11, 3, padding=1)
+        self.pool = nn.AdaptiveAvgPool2d(1)
+        self.fc = nn.Conv2d(11, 11, 1)
+        self.gate = nn.Hardsigmoid()
+        self.mul = nn.quantized.FloatFunctional()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = self.conv(x)
+        return self.mul.mul(self.gate(self.fc(self.pool(x))), x)
+
+
+class Scalars(nn.Module):
+    """add_scalar and mul_scalar (positive and negative) through FloatFunctional."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 5, 3)
+        self.add = nn.quantized.FloatFunctional()
+        self.mul = nn.quantized.FloatFunctional()
+        self.mul_neg = nn.quantized.FloatFunctional()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = self.add.add_scalar(self.conv(x), 0.7)
+        return self.mul_neg.mul_scalar(self.mul.mul_scalar(x, 1.5), -0.5)
+
+
+class Concat(nn.Module):
+    """Channels_last cat of three convs with different qparams (fast path, odd channel counts)."""
+
+    def __init__(self):
+        super().__init__()
+        self.a = nn.Conv2d(3, 13, 3, padding=1)
+        self.b = nn.Conv2d(3, 40, 1)
+        self.c = nn.Conv2d(3, 3, 1)
+        self.cat = nn.quantized.FloatFunctional()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.cat.cat([self.a(x), self.b(x), self.c(x)], dim=1)
+
+
+class ChannelShuffle(nn.Module):
+    """ShuffleNetV2's unit: chunk, conv on one half, cat (generic path), channel shuffle."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 12, 1)
+        self.branch = nn.Conv2d(6, 6, 3, padding=1)
+        self.cat = nn.quantized.FloatFunctional()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x1, x2 = self.conv(x).chunk(2, dim=1)
+        x = self.cat.cat([x1, self.branch(x2)], dim=1)
+        b, c, h, w = x.shape
+        x = torch.transpose(x.view(b, 2, c // 2, h, w), 1, 2).contiguous()
+        return x.view(b, c, h, w).mean([2, 3])
+
+
+class Pools(nn.Module):
+    """avg_pool2d variants (channels_last and contiguous inputs), then nearest upsampling."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 21, 3)
+        self.pool = nn.AvgPool2d(3, stride=2, padding=1, ceil_mode=True, count_include_pad=False)
+        self.up = nn.Upsample(scale_factor=2, mode="nearest")
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = self.conv(x)
+        a = self.pool(x)
+        b = torch.nn.functional.avg_pool2d(x.contiguous(), 3, stride=1, padding=1)
+        c = torch.nn.functional.avg_pool2d(x, 2, divisor_override=3)
+        return self.up(a), b, torch.nn.functional.interpolate(c, size=(5, 7), mode="nearest")
+
+
+def op_cases() -> dict[str, tuple[nn.Module, tuple[int, ...]]]:
+    """name -> (body, input shape) for the ops beyond conv/linear/add."""
+    return {
+        "hardswish": (Activations(nn.Hardswish()), (3, 9, 11)),
+        "hardsigmoid": (Activations(nn.Hardsigmoid()), (3, 9, 11)),
+        "sigmoid": (Activations(nn.Sigmoid()), (3, 9, 11)),
+        "leaky_relu": (Activations(nn.LeakyReLU(0.13)), (3, 9, 11)),
+        "relu6": (Activations(nn.ReLU6()), (3, 9, 11)),
+        "hardtanh": (Activations(nn.Hardtanh(-0.5, 0.75)), (3, 9, 11)),
+        "squeeze_excite_mul": (SqueezeExcite(), (3, 10, 10)),
+        "add_mul_scalar": (Scalars(), (3, 9, 9)),
+        "cat_nhwc": (Concat(), (3, 7, 9)),
+        "channel_shuffle_mean": (ChannelShuffle(), (3, 9, 7)),
+        "avg_pool_upsample": (Pools(), (3, 12, 13)),
     }

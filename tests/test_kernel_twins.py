@@ -133,3 +133,36 @@ def test_quantize_twins_on_huge_values_and_tails():
     g.mark_output(g.add_node("dequantize", [q], "dq", "dq", "float32"))
     values = np.concatenate([np.linspace(-1e12, 1e12, 500), np.linspace(-0.3, 0.3, 503)]).astype(np.float32)
     _run_both(g, values.reshape(1, 1, 1, 1003), "fbgemm")
+
+
+@pytest.mark.parametrize("shape", [(1, 40, 9, 7), (2, 13, 5, 3), (1, 3, 1, 1)])
+@pytest.mark.parametrize("dtype, zp", [("uint8", 0), ("uint8", 255), ("int8", -128), ("int8", 5)])
+@pytest.mark.parametrize("profile", ["int32_bias", "fbgemm"])
+def test_table_mul_cat_and_avg_pool_twins(shape, dtype, zp, profile):
+    """Lookup-table ops, broadcast mul, cat (copy, vector and tail channels) and avg_pool2d."""
+    rng = np.random.default_rng(sum(shape) + abs(zp))
+    g = _core.Graph()
+    x = g.add_input("x", list(shape))
+    a = g.add_node("quantize", [x], "a", "a", dtype, 0.021, zp)
+    b = g.add_node("quantize", [x], "b", "b", dtype, 0.3, 0)
+    outs = [
+        g.add_node("hardswish", [a], "hs", "hs", dtype, 0.017, 3),
+        g.add_node("sigmoid", [b], "sg", "sg", dtype, 1 / 256, -128 if dtype == "int8" else 0),
+        g.add_node("leaky_relu", [a], "lr", "lr", dtype, 0.02, zp, floats={"alpha": 0.1}),
+        g.add_node("clamp", [a], "cl", "cl", dtype, 0.021, zp, floats={"min": -0.5, "max": 1.0}),
+        g.add_node("add_scalar", [a], "as", "as", dtype, 0.03, 9, floats={"scalar": 0.4}),
+        g.add_node("mul_scalar", [b], "ms", "ms", dtype, 0.15, 0, floats={"scalar": -0.5}),
+    ]
+    pooled = g.add_node("adaptive_avg_pool2d", [b], "gap", "gap", dtype, 0.3, 0, ints={"output_size": [1, 1]})
+    outs.append(g.add_node("mul", [a, pooled], "mul", "mul", dtype, 0.05, 1))
+    outs.append(g.add_node("mul", [a, b], "mul_full", "mul_full", dtype, 0.5, zp))
+    outs.append(g.add_node("cat", [a, b, a], "cat", "cat", dtype, 0.021, zp, ints={"axis": [1]}))
+    outs.append(g.add_node("cat", [a, b], "cat_w", "cat_w", dtype, 0.09, 2, ints={"axis": [3]}))
+    for ceil, include_pad, divisor in ((1, 0, 0), (0, 1, 0), (0, 0, 5)):
+        name = f"avg_{ceil}{include_pad}{divisor}"
+        outs.append(g.add_node("avg_pool2d", [a], name, name, dtype, 0.021, zp, ints={
+            "kernel": [3, 2], "stride": [2, 1], "padding": [1, 1], "ceil_mode": [ceil],
+            "count_include_pad": [include_pad], "divisor_override": [divisor]}))
+    for i, y in enumerate(outs):
+        g.mark_output(g.add_node("dequantize", [y], f"dq{i}", f"dq{i}", "float32"))
+    _run_both(g, (rng.standard_normal(shape) * 3).astype(np.float32), profile)

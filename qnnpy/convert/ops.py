@@ -5,6 +5,7 @@ through the context; it returns the graph value id of the op's output.
 """
 from __future__ import annotations
 
+import operator
 from typing import Any, Callable
 
 import torch
@@ -23,6 +24,13 @@ Converter = Callable[[ConversionContext, torch.fx.Node], int]
 
 def _pair(v: Any) -> list[int]:
     return [int(x) for x in v] if isinstance(v, (tuple, list)) else [int(v), int(v)]
+
+
+def _pair_float(v: Any) -> tuple[float, float]:
+    """A scale factor as (h, w); 0.0 when absent."""
+    if v is None:
+        return 0.0, 0.0
+    return (float(v[0]), float(v[1])) if isinstance(v, (tuple, list)) else (float(v), float(v))
 
 
 def _arg(node: torch.fx.Node, index: int, name: str, default: Any = None) -> Any:
@@ -104,6 +112,70 @@ def convert_relu(ctx: ConversionContext, node: torch.fx.Node) -> int:
     return ctx.add(node, "relu", [node.args[0]])
 
 
+def convert_mul(ctx: ConversionContext, node: torch.fx.Node) -> int:
+    """``torch.ops.quantized.mul`` (QFunctional.mul), with NumPy broadcasting."""
+    return ctx.add(node, "mul", list(node.args[:2]))
+
+
+def convert_add_scalar(ctx: ConversionContext, node: torch.fx.Node) -> int:
+    """``torch.ops.quantized.add_scalar`` (QFunctional.add_scalar)."""
+    return ctx.add(node, "add_scalar", [node.args[0]], floats={"scalar": float(node.args[1])})
+
+
+def convert_mul_scalar(ctx: ConversionContext, node: torch.fx.Node) -> int:
+    """``torch.ops.quantized.mul_scalar`` (QFunctional.mul_scalar)."""
+    return ctx.add(node, "mul_scalar", [node.args[0]], floats={"scalar": float(node.args[1])})
+
+
+def convert_cat(ctx: ConversionContext, node: torch.fx.Node) -> int:
+    """``torch.ops.quantized.cat`` (QFunctional.cat) or ``torch.cat`` of quantized tensors."""
+    return ctx.add(node, "cat", list(node.args[0]), ints={"axis": [int(_arg(node, 1, "dim", 0))]})
+
+
+def convert_hardswish(ctx: ConversionContext, node: torch.fx.Node) -> int:
+    """``nnq.Hardswish`` / ``F.hardswish``: x * relu6(x + 3) / 6, requantized."""
+    return ctx.add(node, "hardswish", [node.args[0]])
+
+
+def convert_hardsigmoid(ctx: ConversionContext, node: torch.fx.Node) -> int:
+    """``nn.Hardsigmoid`` / ``F.hardsigmoid`` on a quantized tensor: relu6(x + 3) / 6."""
+    return ctx.add(node, "hardsigmoid", [node.args[0]])
+
+
+def convert_sigmoid(ctx: ConversionContext, node: torch.fx.Node) -> int:
+    """``nnq.Sigmoid`` / ``torch.sigmoid`` on a quantized tensor."""
+    return ctx.add(node, "sigmoid", [node.args[0]])
+
+
+def _leaky_relu(ctx: ConversionContext, node: torch.fx.Node, alpha: float) -> int:
+    return ctx.add(node, "leaky_relu", [node.args[0]], floats={"alpha": float(alpha)})
+
+
+def convert_leaky_relu_module(ctx: ConversionContext, node: torch.fx.Node) -> int:
+    """``nnq.LeakyReLU`` (output qparams of its own) or ``nn.LeakyReLU`` on a quantized tensor."""
+    return _leaky_relu(ctx, node, ctx.module(node).negative_slope)
+
+
+def convert_leaky_relu(ctx: ConversionContext, node: torch.fx.Node) -> int:
+    """``F.leaky_relu`` on a quantized tensor."""
+    return _leaky_relu(ctx, node, _arg(node, 1, "negative_slope", 0.01))
+
+
+def convert_relu6(ctx: ConversionContext, node: torch.fx.Node) -> int:
+    """``nnq.ReLU6`` / ``nn.ReLU6`` / ``F.relu6``: clamp to [0, 6] in real values, qparams unchanged."""
+    return ctx.add(node, "clamp", [node.args[0]], floats={"min": 0.0, "max": 6.0})
+
+
+def convert_hardtanh(ctx: ConversionContext, node: torch.fx.Node) -> int:
+    """``nn.Hardtanh`` / ``F.hardtanh`` on a quantized tensor: clamp to [min_val, max_val]."""
+    if node.op == "call_module":
+        m = ctx.module(node)
+        lo, hi = m.min_val, m.max_val
+    else:
+        lo, hi = _arg(node, 1, "min_val", -1.0), _arg(node, 2, "max_val", 1.0)
+    return ctx.add(node, "clamp", [node.args[0]], floats={"min": float(lo), "max": float(hi)})
+
+
 # --- pooling ---------------------------------------------------------------------
 
 def _max_pool2d(ctx: ConversionContext, node: torch.fx.Node, kernel: Any, stride: Any, padding: Any,
@@ -142,11 +214,100 @@ def convert_adaptive_avg_pool2d(ctx: ConversionContext, node: torch.fx.Node) -> 
     return ctx.add(node, "adaptive_avg_pool2d", [node.args[0]], ints={"output_size": size})
 
 
+def _avg_pool2d(ctx: ConversionContext, node: torch.fx.Node, kernel: Any, stride: Any, padding: Any,
+                ceil_mode: bool, count_include_pad: bool, divisor_override: Any) -> int:
+    ints = {
+        "kernel": _pair(kernel),
+        "stride": _pair(stride if stride not in (None, [], ()) else kernel),
+        "padding": _pair(padding),
+        "ceil_mode": [int(bool(ceil_mode))],
+        "count_include_pad": [int(bool(count_include_pad))],
+        "divisor_override": [int(divisor_override or 0)],
+    }
+    return ctx.add(node, "avg_pool2d", [node.args[0]], ints=ints)
+
+
+def convert_avg_pool2d_module(ctx: ConversionContext, node: torch.fx.Node) -> int:
+    """``nn.AvgPool2d`` on a quantized tensor."""
+    m = ctx.module(node)
+    return _avg_pool2d(ctx, node, m.kernel_size, m.stride, m.padding, m.ceil_mode, m.count_include_pad,
+                       m.divisor_override)
+
+
+def convert_avg_pool2d(ctx: ConversionContext, node: torch.fx.Node) -> int:
+    """``F.avg_pool2d`` on a quantized tensor."""
+    return _avg_pool2d(
+        ctx, node, _arg(node, 1, "kernel_size"), _arg(node, 2, "stride"), _arg(node, 3, "padding", 0),
+        _arg(node, 4, "ceil_mode", False), _arg(node, 5, "count_include_pad", True), _arg(node, 6, "divisor_override"),
+    )
+
+
+def convert_upsample_nearest(ctx: ConversionContext, node: torch.fx.Node) -> int:
+    """``nn.Upsample`` / ``F.interpolate`` in mode "nearest": the output size is read from the example output."""
+    if node.op == "call_module":
+        m = ctx.module(node)
+        mode, scale_factor = m.mode, m.scale_factor
+    else:
+        mode, scale_factor = _arg(node, 3, "mode", "nearest"), _arg(node, 2, "scale_factor")
+    if mode != "nearest":
+        raise ConversionError(f"{ctx.source(node)}: interpolate mode {mode!r} on a quantized tensor is not supported "
+                              "(only 'nearest')")
+    out = ctx.example(node)
+    if out.dim() != 4:
+        raise ConversionError(f"{ctx.source(node)}: nearest upsampling of a rank-{out.dim()} tensor is not supported")
+    scale_h, scale_w = _pair_float(scale_factor)
+    return ctx.add(node, "upsample_nearest2d", [node.args[0]], ints={"output_size": list(out.shape[2:])},
+                   floats={"scale_h": scale_h, "scale_w": scale_w})
+
+
+def convert_mean(ctx: ConversionContext, node: torch.fx.Node) -> int:
+    """``Tensor.mean`` / ``torch.mean`` over the spatial axes [2, 3] of a quantized 4-D tensor."""
+    rank = ctx.example(node.args[0]).dim()
+    dims = _arg(node, 1, "dim")
+    axes = sorted(int(d) % rank for d in (dims if isinstance(dims, (tuple, list)) else [dims]))
+    if rank != 4 or axes != [2, 3]:
+        raise ConversionError(f"{ctx.source(node)}: mean over {dims} of a rank-{rank} quantized tensor is not "
+                              "supported (only over [2, 3] of a 4-D tensor)")
+    return ctx.add(node, "mean", [node.args[0]], ints={"axes": axes, "keepdim": [int(bool(_arg(node, 2, "keepdim", False)))]})
+
+
 # --- shape -----------------------------------------------------------------------
 
 def convert_reshape(ctx: ConversionContext, node: torch.fx.Node) -> int:
     """flatten / reshape / view: the target shape is read from the example output."""
     return ctx.add(node, "reshape", [node.args[0]], ints={"shape": list(ctx.example(node).shape)})
+
+
+def convert_transpose(ctx: ConversionContext, node: torch.fx.Node) -> int:
+    """``torch.transpose`` / ``Tensor.transpose`` as a permutation of two axes."""
+    rank = ctx.example(node.args[0]).dim()
+    perm = list(range(rank))
+    a, b = (int(d) % rank for d in node.args[1:3])
+    perm[a], perm[b] = perm[b], perm[a]
+    return ctx.add(node, "permute", [node.args[0]], ints={"perm": perm})
+
+
+def convert_permute(ctx: ConversionContext, node: torch.fx.Node) -> int:
+    """``torch.permute`` / ``Tensor.permute``."""
+    rank = ctx.example(node.args[0]).dim()
+    dims = node.args[1] if len(node.args) == 2 and isinstance(node.args[1], (tuple, list)) else node.args[1:]
+    return ctx.add(node, "permute", [node.args[0]], ints={"perm": [int(d) % rank for d in dims]})
+
+
+def convert_getitem(ctx: ConversionContext, node: torch.fx.Node) -> int:
+    """One part of ``chunk`` / ``split`` (the tuple's ``[i]``), as a slice along the split axis."""
+    parent, index = node.args
+    if not isinstance(parent, torch.fx.Node) or parent.target not in ("chunk", "split", torch.chunk, torch.split):
+        raise ConversionError(f"{ctx.source(node)}: indexing a quantized value is supported only on the result of "
+                              f"chunk or split, not of {getattr(parent, 'target', parent)!r}")
+    parts = ctx.example(parent)
+    axis = int(_arg(parent, 2, "dim", 0)) % parts[0].dim()
+    begin = sum(p.shape[axis] for p in parts[:index])
+    ints = {"axis": [axis], "begin": [begin], "end": [begin + parts[index].shape[axis]]}
+    return ctx.graph.add_node(
+        "slice", [ctx.value(parent.args[0], node)], ctx.source(node), ctx.source(node), ints=ints, floats={},
+        **ctx.quantized_output(node),
+    )
 
 
 def convert_identity(ctx: ConversionContext, node: torch.fx.Node) -> int:
@@ -166,6 +327,39 @@ CONVERTERS: dict[Any, Converter] = {
     nniq.LinearReLU: convert_linear_relu,
     torch.ops.quantized.add: convert_add,
     torch.ops.quantized.add_relu: convert_add_relu,
+    torch.ops.quantized.mul: convert_mul,
+    torch.ops.quantized.add_scalar: convert_add_scalar,
+    torch.ops.quantized.mul_scalar: convert_mul_scalar,
+    torch.ops.quantized.cat: convert_cat,
+    torch.cat: convert_cat,
+    nnq.Hardswish: convert_hardswish,
+    F.hardswish: convert_hardswish,
+    torch.ops.quantized.hardswish: convert_hardswish,
+    nn.Hardsigmoid: convert_hardsigmoid,
+    F.hardsigmoid: convert_hardsigmoid,
+    nnq.Sigmoid: convert_sigmoid,
+    nn.Sigmoid: convert_sigmoid,
+    torch.sigmoid: convert_sigmoid,
+    "Tensor.sigmoid": convert_sigmoid,
+    nnq.LeakyReLU: convert_leaky_relu_module,
+    nn.LeakyReLU: convert_leaky_relu_module,
+    F.leaky_relu: convert_leaky_relu,
+    nnq.ReLU6: convert_relu6,
+    nn.ReLU6: convert_relu6,
+    F.relu6: convert_relu6,
+    nn.Hardtanh: convert_hardtanh,
+    F.hardtanh: convert_hardtanh,
+    nn.AvgPool2d: convert_avg_pool2d_module,
+    F.avg_pool2d: convert_avg_pool2d,
+    nn.Upsample: convert_upsample_nearest,
+    F.interpolate: convert_upsample_nearest,
+    "Tensor.mean": convert_mean,
+    torch.mean: convert_mean,
+    torch.transpose: convert_transpose,
+    "Tensor.transpose": convert_transpose,
+    torch.permute: convert_permute,
+    "Tensor.permute": convert_permute,
+    operator.getitem: convert_getitem,
     nn.ReLU: convert_relu,
     F.relu: convert_relu,
     torch.relu: convert_relu,

@@ -18,6 +18,14 @@ std::string float_const(float v) {
   return std::string("R.const(") + buf + ", \"float32\")";
 }
 
+std::string float_literal(double v) {
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%.17g", v);
+  std::string s = buf;
+  if (s.find_first_of(".eEn") == std::string::npos) s += ".0";
+  return s;
+}
+
 std::string int_const(int64_t v) { return "R.const(" + std::to_string(v) + ", \"int32\")"; }
 
 std::string int_list(const std::vector<int64_t>& v) {
@@ -146,11 +154,15 @@ class Emitter {
       std::string wt = emit(o + "_wt", "R.permute_dims(" + w + ", axes=[1, 0])");
       std::string y = emit(o + "_matmul", "R.matmul(" + x + ", " + wt + ")");
       quantize_to(out, bias_and_relu(n, y, o, 2));
-    } else if (n.op == "add") {
+    } else if (n.op == "add" || n.op == "mul") {
       std::string a = dequantize_value(n.inputs[0], o + "_a");
       std::string b = dequantize_value(n.inputs[1], o + "_b");
-      std::string y = emit(o + "_sum", "R.add(" + a + ", " + b + ")");
+      std::string y = emit(o + (n.op == "add" ? "_sum" : "_prod"), (n.op == "add" ? "R.add(" : "R.multiply(") + a + ", " + b + ")");
       quantize_to(out, bias_and_relu(n, y, o, 0));
+    } else if (n.op == "cat") {
+      std::string parts = "(";
+      for (size_t i = 0; i < n.inputs.size(); ++i) parts += dequantize_value(n.inputs[i], o + "_in" + std::to_string(i)) + ", ";
+      quantize_to(out, emit(o + "_cat", "R.concat(" + parts + "), axis=" + std::to_string(n.int_attr("axis")) + ")"));
     } else {
       std::string x = dequantize_value(n.inputs[0], o + "_x");
       quantize_to(out, emit(o + "_f", unary_expr(n, x)));
@@ -169,7 +181,44 @@ class Emitter {
       return "R.nn.adaptive_avg_pool2d(" + x + ", output_size=" + int_list(n.ints_attr("output_size")) + ")";
     }
     if (n.op == "reshape") return "R.reshape(" + x + ", R.shape(" + int_list(n.ints_attr("shape")) + "))";
+    if (n.op == "add_scalar") return "R.add(" + x + ", " + float_const(static_cast<float>(n.float_attr("scalar"))) + ")";
+    if (n.op == "mul_scalar") return "R.multiply(" + x + ", " + float_const(static_cast<float>(n.float_attr("scalar"))) + ")";
+    // hardswish(x) = x * relu6(x + 3) / 6 and hardsigmoid(x) = relu6(x + 3) / 6, as PyTorch defines them.
+    const std::string relu6_x_plus_3 = "R.clip(R.add(" + x + ", " + float_const(3.0f) + "), 0.0, 6.0)";
+    if (n.op == "hardswish") return "R.divide(R.multiply(" + x + ", " + relu6_x_plus_3 + "), " + float_const(6.0f) + ")";
+    if (n.op == "hardsigmoid") return "R.divide(" + relu6_x_plus_3 + ", " + float_const(6.0f) + ")";
+    if (n.op == "sigmoid") return "R.sigmoid(" + x + ")";
+    if (n.op == "leaky_relu") return "R.nn.leakyrelu(" + x + ", alpha=" + float_literal(n.float_attr("alpha")) + ")";
+    if (n.op == "clamp") {
+      return "R.clip(" + x + ", " + float_literal(n.float_attr("min")) + ", " + float_literal(n.float_attr("max")) + ")";
+    }
+    if (n.op == "avg_pool2d") return avg_pool2d_expr(n, x);
+    if (n.op == "mean") {
+      return "R.mean(" + x + ", axis=[2, 3], keepdims=" + (n.int_attr("keepdim") ? "True" : "False") + ")";
+    }
+    if (n.op == "permute") return "R.permute_dims(" + x + ", axes=" + int_list(n.ints_attr("perm")) + ")";
+    if (n.op == "slice") {
+      return "R.strided_slice(" + x + ", axes=[" + std::to_string(n.int_attr("axis")) + "], begin=[" +
+             std::to_string(n.int_attr("begin")) + "], end=[" + std::to_string(n.int_attr("end")) + "])";
+    }
+    if (n.op == "upsample_nearest2d") {
+      // PyTorch's "nearest": source index = floor(dst * in / out).
+      return "R.image.resize2d(" + x + ", R.shape(" + int_list(n.ints_attr("output_size")) +
+             "), method=\"nearest_neighbor\", coordinate_transformation_mode=\"asymmetric\", rounding_method=\"floor\")";
+    }
     throw std::invalid_argument("TVMScript emitter: no rule for op '" + n.op + "' (" + n.source + ")");
+  }
+
+  // avg_pool2d; a divisor_override d scales PyTorch's count_include_pad average by kh * kw / d.
+  std::string avg_pool2d_expr(const Node& n, const std::string& x) const {
+    const auto& k = n.ints_attr("kernel");
+    const int64_t divisor = n.int_attr("divisor_override");
+    std::string pool = "R.nn.avg_pool2d(" + x + ", pool_size=" + int_list(k) + ", strides=" + int_list(n.ints_attr("stride")) +
+                       ", padding=" + padding4(n.ints_attr("padding")) +
+                       ", ceil_mode=" + (n.int_attr("ceil_mode") ? "True" : "False") +
+                       ", count_include_pad=" + (n.int_attr("count_include_pad") || divisor ? "True" : "False") + ")";
+    if (!divisor) return pool;
+    return "R.multiply(" + pool + ", " + float_const(static_cast<float>(k[0] * k[1]) / static_cast<float>(divisor)) + ")";
   }
 
   const Graph& g_;

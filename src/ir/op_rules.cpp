@@ -1,5 +1,6 @@
 #include "ir/op_rules.h"
 
+#include <algorithm>
 #include <functional>
 #include <stdexcept>
 
@@ -145,7 +146,131 @@ Shape reshape(const Checker& c, const Value&) {
   return shape;
 }
 
+// NumPy broadcasting of two shapes (PyTorch's rule for binary ops).
+Shape broadcast(const Checker& c, const Value&) {
+  c.inputs(2);
+  c.quantized(c.in(0));
+  c.quantized(c.in(1));
+  const Shape &a = c.in(0).shape, &b = c.in(1).shape;
+  Shape out(std::max(a.size(), b.size()), 1);
+  for (size_t i = 0; i < out.size(); ++i) {
+    const int64_t da = i < out.size() - a.size() ? 1 : a[i - (out.size() - a.size())];
+    const int64_t db = i < out.size() - b.size() ? 1 : b[i - (out.size() - b.size())];
+    if (da != db && da != 1 && db != 1) c.fail("shapes " + shape_str(a) + " and " + shape_str(b) + " do not broadcast");
+    out[i] = da == 1 ? db : da;
+  }
+  return out;
+}
+
+// Normalizes a possibly negative axis attribute against `rank`.
+int64_t axis_attr(const Checker& c, const std::string& key, size_t rank) {
+  int64_t axis = c.n.int_attr(key);
+  if (axis < 0) axis += static_cast<int64_t>(rank);
+  if (axis < 0 || axis >= static_cast<int64_t>(rank)) c.fail("attribute '" + key + "' out of range for rank " + std::to_string(rank));
+  return axis;
+}
+
+Shape cat(const Checker& c, const Value& out) {
+  if (c.n.inputs.empty()) c.fail("expects at least one input");
+  const Value& x0 = c.in(0);
+  const int64_t axis = axis_attr(c, "axis", x0.shape.size());
+  Shape shape = x0.shape;
+  shape[axis] = 0;
+  for (size_t i = 0; i < c.n.inputs.size(); ++i) {
+    const Value& x = c.in(i);
+    c.quantized(x);
+    if (x.dtype != out.dtype) c.fail("input '" + x.name + "' has dtype " + dtype_name(x.dtype) + ", output " + dtype_name(out.dtype));
+    if (x.shape.size() != x0.shape.size()) c.fail("inputs differ in rank");
+    for (size_t d = 0; d < x.shape.size(); ++d) {
+      if (static_cast<int64_t>(d) != axis && x.shape[d] != x0.shape[d]) {
+        c.fail("input shapes " + shape_str(x0.shape) + " and " + shape_str(x.shape) + " differ outside axis " + std::to_string(axis));
+      }
+    }
+    shape[axis] += x.shape[axis];
+  }
+  return shape;
+}
+
+Shape avg_pool2d(const Checker& c, const Value&) {
+  c.inputs(1);
+  const Value& x = c.in(0);
+  c.quantized(x);
+  c.rank(x, 4);
+  auto kernel = c.pair("kernel"), stride = c.pair("stride"), padding = c.pair("padding");
+  c.positive(kernel, "kernel");
+  c.positive(stride, "stride");
+  const bool ceil_mode = c.n.int_attr("ceil_mode") != 0;
+  c.n.int_attr("count_include_pad");
+  if (c.n.int_attr("divisor_override") < 0) c.fail("divisor_override must be >= 0 (0: none)");
+  Shape out{x.shape[0], x.shape[1], 0, 0};
+  for (int i = 0; i < 2; ++i) {
+    if (2 * padding[i] > kernel[i]) c.fail("padding must be at most half the kernel");
+    out[2 + i] = window_output_size(x.shape[2 + i], kernel[i], stride[i], padding[i], 1, ceil_mode);
+  }
+  return out;
+}
+
+Shape permute(const Checker& c, const Value&) {
+  c.inputs(1);
+  c.quantized(c.in(0));
+  const Shape& x = c.in(0).shape;
+  const auto& perm = c.n.ints_attr("perm");
+  if (perm.size() != x.size()) c.fail("perm " + shape_str(perm) + " does not match rank " + std::to_string(x.size()));
+  Shape out(x.size());
+  std::vector<bool> seen(x.size(), false);
+  for (size_t i = 0; i < perm.size(); ++i) {
+    if (perm[i] < 0 || perm[i] >= static_cast<int64_t>(x.size()) || seen[perm[i]]) c.fail("perm " + shape_str(perm) + " is not a permutation");
+    seen[perm[i]] = true;
+    out[i] = x[perm[i]];
+  }
+  return out;
+}
+
+Shape slice(const Checker& c, const Value&) {
+  c.inputs(1);
+  c.quantized(c.in(0));
+  Shape out = c.in(0).shape;
+  const int64_t axis = axis_attr(c, "axis", out.size());
+  const int64_t begin = c.n.int_attr("begin"), end = c.n.int_attr("end");
+  if (begin < 0 || end > out[axis] || begin >= end) {
+    c.fail("range [" + std::to_string(begin) + ", " + std::to_string(end) + ") outside axis of size " + std::to_string(out[axis]));
+  }
+  out[axis] = end - begin;
+  return out;
+}
+
+Shape upsample_nearest2d(const Checker& c, const Value&) {
+  c.inputs(1);
+  const Value& x = c.in(0);
+  c.quantized(x);
+  c.rank(x, 4);
+  auto size = c.pair("output_size");
+  c.positive(size, "output_size");
+  c.n.float_attr("scale_h");
+  c.n.float_attr("scale_w");
+  return {x.shape[0], x.shape[1], size[0], size[1]};
+}
+
+// Mean over the spatial axes (2, 3) of a 4-D tensor.
+Shape mean(const Checker& c, const Value&) {
+  c.inputs(1);
+  const Value& x = c.in(0);
+  c.quantized(x);
+  c.rank(x, 4);
+  if (c.n.ints_attr("axes") != std::vector<int64_t>{2, 3}) c.fail("only the mean over axes [2, 3] is supported");
+  if (c.n.int_attr("keepdim")) return {x.shape[0], x.shape[1], 1, 1};
+  return {x.shape[0], x.shape[1]};
+}
+
 using Rule = std::function<Shape(const Checker&, const Value&)>;
+
+// A unary op that needs the given float attributes.
+Rule unary_with(std::vector<std::string> float_keys) {
+  return [keys = std::move(float_keys)](const Checker& c, const Value& out) {
+    for (const auto& key : keys) c.n.float_attr(key);
+    return unary(c, out);
+  };
+}
 
 // Ops whose output carries new quantization parameters.
 const std::map<std::string, Rule>& requantizing_ops() {
@@ -154,6 +279,15 @@ const std::map<std::string, Rule>& requantizing_ops() {
       {"conv2d", conv2d},
       {"linear", linear},
       {"add", elementwise_binary},
+      {"mul", broadcast},
+      {"add_scalar", unary_with(std::vector<std::string>{"scalar"})},
+      {"mul_scalar", unary_with(std::vector<std::string>{"scalar"})},
+      {"cat", cat},
+      {"hardswish", unary},
+      {"hardsigmoid", unary},
+      {"sigmoid", unary},
+      {"leaky_relu", unary_with(std::vector<std::string>{"alpha"})},
+      {"clamp", unary_with(std::vector<std::string>{"min", "max"})},
   };
   return rules;
 }
@@ -165,6 +299,11 @@ const std::map<std::string, Rule>& qparam_preserving_ops() {
       {"max_pool2d", max_pool2d},
       {"adaptive_avg_pool2d", adaptive_avg_pool2d},
       {"reshape", reshape},
+      {"avg_pool2d", avg_pool2d},
+      {"permute", permute},
+      {"slice", slice},
+      {"upsample_nearest2d", upsample_nearest2d},
+      {"mean", mean},
   };
   return rules;
 }

@@ -61,17 +61,27 @@ float adaptive_multiplier(const AdaptivePoolParams& p, int64_t kh, int64_t kw) {
   throw std::logic_error("unknown average-pool rule");
 }
 
+std::pair<float, float> avg_pool2d_multipliers(AvgPool2dRule rule, int64_t divisor) {
+  if (rule == AvgPool2dRule::Nchw) {
+    const float m = static_cast<float>(1.0 / static_cast<double>(divisor));
+    return {m, m};
+  }
+  // Equal input and output scales: fl(s_in / s_out) = 1.
+  const float m = 1.0f / static_cast<float>(divisor);
+  return {m, 1.0f / (1.0f / m)};
+}
+
 const KernelSet& scalar_kernels() {
   static const KernelSet k = {gemm_s16_scalar,  requantize_scalar, depthwise_s16_scalar, quantize_scalar,
                               dequantize_scalar, add_float_scalar, add_fixed_scalar,    relu_scalar,
-                              max_pool2d_scalar, adaptive_avg_pool2d_scalar};
+                              max_pool2d_scalar, adaptive_avg_pool2d_scalar, lookup_scalar, mul_scalar, avg_pool2d_scalar};
   return k;
 }
 
 const KernelSet& avx2_kernels() {
   static const KernelSet k = {gemm_s16_avx2,  requantize_avx2, depthwise_s16_avx2, quantize_avx2,
                               dequantize_avx2, add_float_avx2, add_fixed_avx2,    relu_avx2,
-                              max_pool2d_avx2, adaptive_avg_pool2d_avx2};
+                              max_pool2d_avx2, adaptive_avg_pool2d_avx2, lookup_avx2, mul_avx2, avg_pool2d_avx2};
   return k;
 }
 

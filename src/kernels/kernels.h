@@ -3,11 +3,17 @@
 // 4-D activations are NHWC; "bytes" hold uint8 or int8 values per `is_signed`.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <string>
+#include <utility>
 
 namespace qnnpy {
+
+// PyTorch's element-wise kernels run SIMD over blocks of this many 8-bit
+// elements and a scalar loop over the rest (aten/src/ATen/native/cpu/Loops.h).
+constexpr int64_t kTorchVectorBlock = 64;
 
 enum class Isa { Scalar, Avx2 };
 
@@ -68,10 +74,44 @@ inline int64_t adaptive_end(int64_t o, int64_t in, int64_t out) {
 }
 float adaptive_multiplier(const AdaptivePoolParams& p, int64_t kh, int64_t kw);
 
+// PyTorch's quantized avg_pool2d (AveragePool2d.cpp, QuantizedOpKernels.cpp). Per
+// output pixel: acc = sum - zp * taps (in-bounds taps); divisor = divisor_override,
+// else the window clipped to the padded input (count_include_pad) or the taps.
+//   Nhwc: channels [0, 8 floor(C/8)) y = cvtps(fl(acc * m)) + zp, m = fl(fl(s_in / s_out) / divisor);
+//         the other channels use fl(1 / fl(1 / m)) instead of m (quantize_val of the reciprocal)
+//   Nchw: y = nearbyint(fl(fl(acc * m) + zp)), m = (float)(1.0 / divisor)  (zp added before rounding)
+enum class AvgPool2dRule : uint8_t { Nhwc, Nchw };
+
+struct AvgPool2dParams {
+  AvgPool2dRule rule;
+  bool count_include_pad;
+  int32_t divisor_override;  // 0: none
+  int32_t zp, lo, hi;
+};
+
+// The window of output `o` along one axis: [start, end) clipped to the input, and
+// the size of the window clipped to the padded input.
+struct PoolWindow {
+  int64_t start, end, padded_size;
+};
+inline PoolWindow avg_pool_window(int64_t o, int64_t in, int64_t kernel, int64_t stride, int64_t pad) {
+  const int64_t start = o * stride - pad, end = std::min(start + kernel, in + pad);
+  return {std::max<int64_t>(start, 0), std::min(end, in), end - start};
+}
+// {multiplier of the vector channels, multiplier of the others} for a divisor.
+std::pair<float, float> avg_pool2d_multipliers(AvgPool2dRule rule, int64_t divisor);
+
 struct Pool2dShape {
   int64_t n, h, w, c;          // input, NHWC
   int64_t oh, ow;              // output
   int64_t kh, kw, sh, sw, ph, pw, dh, dw;
+};
+
+// Element-wise multiply of two quantized tensors (PyTorch's qmul):
+//   y = clamp(cvtps(fl(float((a - a_zp) * (b - b_zp)) * mult)) + out_zp, lo, hi)
+struct MulParams {
+  float mult;
+  int32_t a_zp, b_zp, out_zp, lo, hi;
 };
 
 struct KernelSet {
@@ -91,6 +131,11 @@ struct KernelSet {
   void (*max_pool2d)(const uint8_t* x, const Pool2dShape& s, bool is_signed, uint8_t* out);
   void (*adaptive_avg_pool2d)(const uint8_t* x, const Pool2dShape& s, bool is_signed, const AdaptivePoolParams& p,
                               uint8_t* out);
+  // out[i] = table[x[i]] over raw bytes: any function of one 8-bit value (activations, requantization).
+  void (*lookup)(const uint8_t* x, int64_t n, const uint8_t* table, uint8_t* out);
+  void (*mul)(const uint8_t* a, const uint8_t* b, int64_t n, bool is_signed, const MulParams& p, uint8_t* out);
+  // s carries kernel, stride and padding (dilation 1).
+  void (*avg_pool2d)(const uint8_t* x, const Pool2dShape& s, bool is_signed, const AvgPool2dParams& p, uint8_t* out);
 };
 
 const KernelSet& kernel_set(Isa isa);

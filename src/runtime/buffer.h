@@ -9,7 +9,10 @@ namespace qnnpy {
 struct Buffer {
   std::vector<uint8_t> q;            // 8-bit values; NHWC for rank-4 tensors
   std::vector<float> f;              // float values, logical order
-  bool torch_channels_last = false;  // memory format PyTorch would give this tensor
+  // The memory layout PyTorch would give this tensor: channels_last or contiguous
+  // order, and whether it is dense in that order (false for views such as slices).
+  bool torch_channels_last = false;
+  bool torch_dense = true;
 };
 
 }  // namespace qnnpy

@@ -20,16 +20,27 @@ void relu_scalar(const uint8_t* x, int64_t n, bool is_signed, int32_t zp, uint8_
 void max_pool2d_scalar(const uint8_t* x, const Pool2dShape& s, bool is_signed, uint8_t* out);
 void adaptive_avg_pool2d_scalar(const uint8_t* x, const Pool2dShape& s, bool is_signed, const AdaptivePoolParams& p,
                                 uint8_t* out);
+void lookup_scalar(const uint8_t* x, int64_t n, const uint8_t* table, uint8_t* out);
+void mul_scalar(const uint8_t* a, const uint8_t* b, int64_t n, bool is_signed, const MulParams& p, uint8_t* out);
+void avg_pool2d_scalar(const uint8_t* x, const Pool2dShape& s, bool is_signed, const AvgPool2dParams& p, uint8_t* out);
 
 // One element of the float add: `fma_dequant` selects PyTorch's vector-lane
 // dequantization fma(s, q, fl(s * -zp)) over its scalar-lane fl(s * (q - zp)).
 int32_t add_float_one(int32_t qa, int32_t qb, const AddFloatParams& p, bool fma_dequant);
 // Output of one pooled channel: cvtps(fl(float(sum - zp * count) * mult)) + zp, clamped.
 int32_t avg_pool_output(int32_t sum, int32_t count, float mult, int32_t zp, int32_t lo, int32_t hi);
+// One element of PyTorch's quantized multiply.
+int32_t mul_one(int32_t qa, int32_t qb, const MulParams& p);
+// avg_pool2d's window of output (oy, ox): taps, divisor and the two multipliers.
+struct AvgPoolTaps {
+  PoolWindow y, x;
+  int32_t taps;
+  float vector_mult, tail_mult;
+};
+AvgPoolTaps avg_pool_taps(const Pool2dShape& s, const AvgPool2dParams& p, int64_t oy, int64_t ox);
+// One output channel of avg_pool2d from acc = sum - zp * taps.
+int32_t avg_pool2d_output(int32_t acc, float mult, const AvgPool2dParams& p);
 // One element of QNNPACK's fixed-point add.
 int32_t add_fixed_one(int32_t qa, int32_t qb, const AddFixedParams& p);
-// PyTorch's element-wise kernels run SIMD over blocks of this many 8-bit
-// elements and a scalar loop over the rest (aten/src/ATen/native/cpu/Loops.h).
-constexpr int64_t kTorchVectorBlock = 64;
 
 }  // namespace qnnpy

@@ -18,6 +18,20 @@ const OpRunner* find_op_runner(const std::string& op) {
       {"max_pool2d", run_max_pool2d},
       {"adaptive_avg_pool2d", run_adaptive_avg_pool2d},
       {"reshape", run_reshape},
+      {"mul", run_mul},
+      {"hardswish", run_unary},
+      {"hardsigmoid", run_unary},
+      {"sigmoid", run_unary},
+      {"leaky_relu", run_unary},
+      {"clamp", run_unary},
+      {"add_scalar", run_unary},
+      {"mul_scalar", run_unary},
+      {"cat", run_cat},
+      {"avg_pool2d", run_avg_pool2d},
+      {"mean", run_mean},
+      {"permute", run_permute},
+      {"slice", run_slice},
+      {"upsample_nearest2d", run_upsample_nearest2d},
   };
   auto it = table.find(op);
   return it == table.end() ? nullptr : &it->second;

@@ -11,10 +11,21 @@ void run_dequantize(const OpArgs& a);
 // elementwise_ops.cpp
 void run_add(const OpArgs& a);
 void run_relu(const OpArgs& a);
+// binary_ops.cpp
+void run_mul(const OpArgs& a);
+// unary_ops.cpp: hardswish, hardsigmoid, sigmoid, leaky_relu, clamp, add_scalar, mul_scalar
+void run_unary(const OpArgs& a);
+// concat_ops.cpp
+void run_cat(const OpArgs& a);
 // pool_ops.cpp
 void run_max_pool2d(const OpArgs& a);
 void run_adaptive_avg_pool2d(const OpArgs& a);
+void run_avg_pool2d(const OpArgs& a);
+void run_mean(const OpArgs& a);
 // shape_ops.cpp
 void run_reshape(const OpArgs& a);
+void run_permute(const OpArgs& a);
+void run_slice(const OpArgs& a);
+void run_upsample_nearest2d(const OpArgs& a);
 
 }  // namespace qnnpy

@@ -1,7 +1,34 @@
+#include <cmath>
+#include <cstring>
+
 #include "runtime/layout.h"
 #include "runtime/ops/runners.h"
 
 namespace qnnpy {
+namespace {
+
+std::vector<uint8_t> logical_input(const OpArgs& a) {
+  const Value& v = a.in();
+  const std::vector<uint8_t>& stored = a.in_buf().q;
+  return v.shape.size() == 4 ? nhwc_to_nchw(stored.data(), v.shape) : stored;
+}
+
+void store_logical(const OpArgs& a, std::vector<uint8_t> logical) {
+  const Shape& s = a.out().shape;
+  a.out_buf().q = s.size() == 4 ? nchw_to_nhwc(logical.data(), s) : std::move(logical);
+}
+
+// PyTorch's nearest_idx (UpSample.h): same size, exact doubling, else
+// min(floor(dst * scale), in - 1) with scale = fl(1 / scale_factor) or fl(in / out).
+int64_t nearest_source(int64_t dst, int64_t in, int64_t out, double scale_factor) {
+  if (out == in) return dst;
+  if (out == 2 * in) return dst >> 1;
+  const float scale = scale_factor > 0 ? static_cast<float>(1.0 / scale_factor)
+                                       : static_cast<float>(in) / static_cast<float>(out);
+  return std::min(static_cast<int64_t>(std::floor(static_cast<float>(dst) * scale)), in - 1);
+}
+
+}  // namespace
 
 void run_reshape(const OpArgs& a) {
   const Value &xv = a.in(), &out = a.out();
@@ -10,6 +37,78 @@ void run_reshape(const OpArgs& a) {
   Buffer& y = a.out_buf();
   y.torch_channels_last = x.torch_channels_last;
   y.q = out.shape.size() == 4 ? nchw_to_nhwc(logical.data(), out.shape) : std::move(logical);
+}
+
+
+// The output of a permutation is contiguous in PyTorch only after .contiguous(),
+// which every consumer of ours implies.
+void run_permute(const OpArgs& a) {
+  const Shape& in = a.in().shape;
+  const Shape& out = a.out().shape;
+  const auto& perm = a.node.ints_attr("perm");
+  const std::vector<uint8_t> x = logical_input(a);
+  std::vector<int64_t> in_stride(in.size(), 1);
+  for (int64_t d = static_cast<int64_t>(in.size()) - 2; d >= 0; --d) in_stride[d] = in_stride[d + 1] * in[d + 1];
+  std::vector<uint8_t> y(x.size());
+  std::vector<int64_t> index(out.size(), 0);
+  for (size_t e = 0; e < y.size(); ++e) {
+    int64_t offset = 0;
+    for (size_t d = 0; d < out.size(); ++d) offset += index[d] * in_stride[perm[d]];
+    y[e] = x[offset];
+    for (int64_t d = static_cast<int64_t>(out.size()) - 1; d >= 0 && ++index[d] == out[d]; --d) index[d] = 0;
+  }
+  Buffer& b = a.out_buf();
+  b.torch_channels_last = false;
+  store_logical(a, std::move(y));
+}
+
+// A slice is a view: dense only if every dim outside the axis in PyTorch's memory order has size 1.
+void run_slice(const OpArgs& a) {
+  const Shape& in = a.in().shape;
+  const int64_t axis = a.node.int_attr("axis") < 0 ? a.node.int_attr("axis") + static_cast<int64_t>(in.size())
+                                                   : a.node.int_attr("axis");
+  const int64_t begin = a.node.int_attr("begin"), end = a.node.int_attr("end");
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < axis; ++d) outer *= in[d];
+  for (size_t d = axis + 1; d < in.size(); ++d) inner *= in[d];
+  const std::vector<uint8_t> x = logical_input(a);
+  std::vector<uint8_t> y;
+  y.reserve(static_cast<size_t>(outer * (end - begin) * inner));
+  for (int64_t o = 0; o < outer; ++o) {
+    const uint8_t* row = x.data() + (o * in[axis] + begin) * inner;
+    y.insert(y.end(), row, row + (end - begin) * inner);
+  }
+  const Buffer& src = a.in_buf();
+  Buffer& b = a.out_buf();
+  b.torch_channels_last = src.torch_channels_last;
+  const bool nhwc_order = in.size() == 4 && src.torch_channels_last;
+  int64_t outside = 1;  // elements outer to the axis in memory order
+  if (nhwc_order) {
+    outside = axis == 1 ? in[0] * in[2] * in[3] : (axis == 0 ? 1 : in[0] * (axis == 3 ? in[2] : 1));
+  } else {
+    outside = outer;
+  }
+  b.torch_dense = src.torch_dense && outside == 1;
+  store_logical(a, std::move(y));
+}
+
+void run_upsample_nearest2d(const OpArgs& a) {
+  const Shape &in = a.in().shape, &out = a.out().shape;
+  const int64_t c = in[1];
+  const double scale_h = a.node.float_attr("scale_h"), scale_w = a.node.float_attr("scale_w");
+  const uint8_t* x = a.in_buf().q.data();
+  Buffer& b = a.out_buf();
+  b.torch_channels_last = a.in_buf().torch_channels_last;
+  b.q.resize(a.out_count());
+  for (int64_t n = 0; n < out[0]; ++n)
+    for (int64_t oy = 0; oy < out[2]; ++oy) {
+      const int64_t iy = nearest_source(oy, in[2], out[2], scale_h);
+      for (int64_t ox = 0; ox < out[3]; ++ox) {
+        const int64_t ix = nearest_source(ox, in[3], out[3], scale_w);
+        std::memcpy(&b.q[((n * out[2] + oy) * out[3] + ox) * c], x + ((n * in[2] + iy) * in[3] + ix) * c,
+                    static_cast<size_t>(c));
+      }
+    }
 }
 
 }  // namespace qnnpy

@@ -1,0 +1,188 @@
+#include "runtime/ops/unary_tables.h"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+
+#include "kernels/rounding.h"
+
+namespace qnnpy {
+namespace {
+
+// The 8-bit value a raw byte holds.
+int32_t byte_value(int b, bool is_signed) { return is_signed ? static_cast<int8_t>(b) : b; }
+
+// at::native::dequantize_val (fbgemm::Dequantize): fl(s * float(q - zp)).
+float dequantize_scalar_lane(int32_t q, float s, int32_t zp) { return s * static_cast<float>(q - zp); }
+
+// Vectorized<quint8>::dequantize(scale, zp, premul): fma(s, float(q), fl(s * -zp)).
+float dequantize_vector_lane(int32_t q, float s, int32_t zp) {
+  return std::fma(s, static_cast<float>(q), s * -static_cast<float>(zp));
+}
+
+// at::native::quantize_val (fbgemm::Quantize): zp + nearbyint(fl(v * fl(1 / s))), clamped.
+int32_t quantize_scalar_lane(float v, float s, int32_t zp, int32_t lo, int32_t hi) {
+  const double t = static_cast<double>(std::nearbyint(v * (1.0f / s))) + zp;
+  return static_cast<int32_t>(std::clamp<double>(t, lo, hi));
+}
+
+// Vectorized<quint8>::quantize (QuantizeAvx2) with the caller's inverse scale.
+int32_t quantize_vector_lane(float v, float inv_scale, int32_t zp, int32_t lo, int32_t hi) {
+  const float t = std::fmin(v * inv_scale, kQuantizeUpperBound);
+  return clamp_i32(int64_t{cvtps_epi32(t)} + zp, lo, hi);
+}
+
+ByteTable table_of(bool is_signed, const std::function<int32_t(int32_t)>& f) {
+  ByteTable t;
+  for (int b = 0; b < 256; ++b) t[b] = static_cast<uint8_t>(f(byte_value(b, is_signed)));
+  return t;
+}
+
+struct Quant {
+  float in_scale, out_scale;
+  int32_t in_zp, out_zp, lo, hi;
+};
+
+Quant quant_of(const OpArgs& a) {
+  const Value &x = a.in(), &y = a.out();
+  return {x.q.scale[0], y.q.scale[0], x.q.zero_point[0], y.q.zero_point[0], dtype_min(y.dtype), dtype_max(y.dtype)};
+}
+
+float hardswish(float x) { return (x * std::clamp(x + 3.0f, 0.0f, 6.0f)) / 6.0f; }
+float hardsigmoid(float x) { return std::clamp(x + 3.0f, 0.0f, 6.0f) / 6.0f; }
+
+// fbgemm engine, qhardswish_kernel: the vector lanes quantize with (float)(1.0 / s_out).
+UnaryTables hardswish_fbgemm(const Quant& q, bool sgn) {
+  const float inv = static_cast<float>(1.0 / static_cast<double>(q.out_scale));
+  return {table_of(sgn, [&](int32_t v) {
+            return quantize_vector_lane(hardswish(dequantize_vector_lane(v, q.in_scale, q.in_zp)), inv, q.out_zp, q.lo, q.hi);
+          }),
+          table_of(sgn, [&](int32_t v) {
+            return quantize_scalar_lane(hardswish(dequantize_scalar_lane(v, q.in_scale, q.in_zp)), q.out_scale, q.out_zp,
+                                        q.lo, q.hi);
+          })};
+}
+
+// QNNPACK builds one table, adding the output zero point in float before lrintf
+// (qnnpack/src/hardswish.c, hardsigmoid.c, sigmoid.c).
+ByteTable qnnpack_table(const Quant& q, bool sgn, const std::function<float(float)>& f) {
+  const float inv = 1.0f / q.out_scale;
+  return table_of(sgn, [&](int32_t v) {
+    const float y = inv * f(dequantize_scalar_lane(v, q.in_scale, q.in_zp)) + static_cast<float>(q.out_zp);
+    return static_cast<int32_t>(std::lrintf(std::clamp(y, static_cast<float>(q.lo), static_cast<float>(q.hi))));
+  });
+}
+
+// fbgemm engine, qhardsigmoid_kernel: output scale 1/256 (inverse 256 exactly in both lanes).
+UnaryTables hardsigmoid_fbgemm(const Quant& q, bool sgn) {
+  const float inv = static_cast<float>(1.0 / static_cast<double>(q.out_scale));
+  return {table_of(sgn, [&](int32_t v) {
+            return quantize_vector_lane(hardsigmoid(dequantize_vector_lane(v, q.in_scale, q.in_zp)), inv, q.out_zp, q.lo, q.hi);
+          }),
+          table_of(sgn, [&](int32_t v) {
+            return quantize_scalar_lane(hardsigmoid(dequantize_scalar_lane(v, q.in_scale, q.in_zp)), q.out_scale,
+                                        q.out_zp, q.lo, q.hi);
+          })};
+}
+
+// fbgemm engine, qsigmoid_kernel. Its vector lanes use SLEEF's expf8_u10, which we do
+// not reproduce: both tables use the C library's expf, so a vector-lane value may
+// differ by one LSB where the two exps round a result across a half-way point.
+UnaryTables sigmoid_fbgemm(const Quant& q, bool sgn) {
+  const float inv = static_cast<float>(1.0 / static_cast<double>(q.out_scale));
+  return {table_of(sgn, [&](int32_t v) {
+            const float x = dequantize_scalar_lane(v, q.in_scale, q.in_zp);
+            return quantize_vector_lane(1.0f / (1.0f + std::exp(-x)), inv, q.out_zp, q.lo, q.hi);
+          }),
+          table_of(sgn, [&](int32_t v) {
+            const float x = dequantize_scalar_lane(v, q.in_scale, q.in_zp);
+            const float y = static_cast<float>(1.0 / (1.0 + static_cast<double>(std::exp(-x))));
+            return quantize_scalar_lane(y, q.out_scale, q.out_zp, q.lo, q.hi);
+          })};
+}
+
+// leaky_qrelu_out_kernel (both engines): x > 0 ? x : x * slope; both lanes quantize with fl(1 / s_out).
+UnaryTables leaky_relu_tables(const Quant& q, bool sgn, float slope) {
+  const float inv = 1.0f / q.out_scale;
+  auto leaky = [slope](float x) { return x > 0.0f ? x : x * slope; };
+  return {table_of(sgn, [&](int32_t v) {
+            return quantize_vector_lane(leaky(dequantize_vector_lane(v, q.in_scale, q.in_zp)), inv, q.out_zp, q.lo, q.hi);
+          }),
+          table_of(sgn, [&](int32_t v) {
+            return quantize_scalar_lane(leaky(dequantize_scalar_lane(v, q.in_scale, q.in_zp)), q.out_scale, q.out_zp,
+                                        q.lo, q.hi);
+          })};
+}
+
+// qclamp / qrelu6: the bounds are quantized with quantize_val, then the values clamped.
+UnaryTables clamp_tables(const Quant& q, bool sgn, float min, float max) {
+  const int32_t lo = quantize_scalar_lane(min, q.in_scale, q.in_zp, q.lo, q.hi);
+  const int32_t hi = quantize_scalar_lane(max, q.in_scale, q.in_zp, q.lo, q.hi);
+  const ByteTable t = table_of(sgn, [&](int32_t v) { return std::clamp(v, lo, hi); });
+  return {t, t};
+}
+
+// quantized::mul_scalar (qmul.cpp): b > 0 keeps the values (scale becomes b * s),
+// b < 0 mirrors them (q' = qmax + qmin - q), b == 0 gives zeros.
+UnaryTables mul_scalar_tables(const Quant& q, bool sgn, double b) {
+  const ByteTable t = table_of(sgn, [&](int32_t v) { return b > 0 ? v : (b < 0 ? q.hi + q.lo - v : 0); });
+  return {t, t};
+}
+
+// quantized::add_scalar (qadd.cpp): c_q = nearbyint(c / s) in double; the values are
+// requantized from (s, z) to the output qparams: rne(fl(float((q - z) + c_q) * fl(s * fl(1 / s')))) + z'.
+UnaryTables add_scalar_tables(const Quant& q, bool sgn, double c, double in_scale_double) {
+  const int64_t c_q = static_cast<int64_t>(std::nearbyint(c / in_scale_double));
+  const float mult = q.in_scale * (1.0f / q.out_scale);
+  const bool same_scale = q.in_scale == q.out_scale;  // PyTorch shifts the zero point and copies the values
+  const ByteTable t = table_of(sgn, [&](int32_t v) {
+    if (same_scale) return v;
+    const float acc = static_cast<float>((v - q.in_zp) + c_q);
+    return clamp_i32(int64_t{cvtps_epi32(acc * mult)} + q.out_zp, q.lo, q.hi);
+  });
+  return {t, t};
+}
+
+}  // namespace
+
+UnaryTables requantize_tables(bool is_signed, float in_scale, int32_t in_zp, float out_scale, int32_t out_zp,
+                              int32_t lo, int32_t hi) {
+  const float inv = static_cast<float>(1.0 / static_cast<double>(out_scale));
+  return {table_of(is_signed, [&](int32_t v) {
+            return quantize_vector_lane(dequantize_vector_lane(v, in_scale, in_zp), inv, out_zp, lo, hi);
+          }),
+          table_of(is_signed, [&](int32_t v) {
+            return quantize_scalar_lane(dequantize_scalar_lane(v, in_scale, in_zp), out_scale, out_zp, lo, hi);
+          })};
+}
+
+UnaryTables unary_tables(const OpArgs& a) {
+  const Quant q = quant_of(a);
+  const bool sgn = a.is_signed();
+  const std::string& op = a.node.op;
+  const bool qnnpack = a.profile == Profile::Int32Bias;
+  if (op == "hardswish") {
+    if (!qnnpack) return hardswish_fbgemm(q, sgn);
+    const ByteTable t = qnnpack_table(q, sgn, hardswish);
+    return {t, t};
+  }
+  if (op == "hardsigmoid") {
+    if (!qnnpack) return hardsigmoid_fbgemm(q, sgn);
+    const ByteTable t = qnnpack_table(q, sgn, hardsigmoid);
+    return {t, t};
+  }
+  if (op == "sigmoid") {
+    if (!qnnpack) return sigmoid_fbgemm(q, sgn);
+    const ByteTable t = qnnpack_table(q, sgn, [](float x) { return 1.0f / (1.0f + std::exp(-x)); });
+    return {t, t};
+  }
+  if (op == "leaky_relu") return leaky_relu_tables(q, sgn, static_cast<float>(a.node.float_attr("alpha")));
+  if (op == "clamp") {
+    return clamp_tables(q, sgn, static_cast<float>(a.node.float_attr("min")), static_cast<float>(a.node.float_attr("max")));
+  }
+  if (op == "mul_scalar") return mul_scalar_tables(q, sgn, a.node.float_attr("scalar"));
+  if (op == "add_scalar") return add_scalar_tables(q, sgn, a.node.float_attr("scalar"), a.in().q.scale[0]);
+  a.fail("no table rule");
+}
+
+}  // namespace qnnpy

@@ -1,0 +1,81 @@
+"""The ops beyond conv/linear/add: the integer runtime against PyTorch's quantized op
+(tolerance 0) and TVM against PyTorch (within the float-rounding allowance)."""
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+import pytest
+import torch
+
+import qnnpy
+from qnnpy import tvm_bridge
+from conftest import lsb_diff
+from small_models import op_cases, quantized
+
+# Ops whose QNNPACK kernels we do not reproduce (avg_pool2d and mean have fixed-point
+# QNNPACK kernels of their own): checked under the fbgemm engine only.
+FBGEMM_ONLY = {"channel_shuffle_mean", "avg_pool_upsample"}
+# PyTorch's QNNPACK clamp (relu6, hardtanh) writes a channels_last input's values into
+# a contiguous output without reordering them: see test_qnnpack_clamp_layout_quirk.
+QNNPACK_CLAMP = {"relu6", "hardtanh"}
+
+
+def _converted(name: str):
+    body, shape = op_cases()[name]
+    model, x = quantized(body, shape)
+    return model, x, qnnpy.from_torch(model, (x,))
+
+
+@pytest.mark.parametrize("name", sorted(op_cases()))
+def test_runtime_matches_fbgemm(name):
+    model, x, module = _converted(name)
+    report = qnnpy.compare(model, module, [x], profiles=["fbgemm"])
+    assert report.all_identical("fbgemm"), report.table()
+
+
+@pytest.mark.parametrize("name", sorted(set(op_cases()) - FBGEMM_ONLY - QNNPACK_CLAMP))
+def test_runtime_int32_bias_matches_qnnpack(name):
+    model, x, module = _converted(name)
+    torch.backends.quantized.engine = "qnnpack"
+    report = qnnpy.compare(copy.deepcopy(model), module, [x], profiles=["int32_bias"])
+    assert report.all_identical("int32_bias"), report.table()
+
+
+@pytest.mark.parametrize("name", sorted(op_cases()))
+def test_tvm_matches_torch(name):
+    model, x, module = _converted(name)
+    outs = tvm_bridge.build(module)(x.numpy())
+    outs = outs if isinstance(outs, (tuple, list)) else [outs]
+    with torch.no_grad():
+        refs = model(x)
+    refs = refs if isinstance(refs, tuple) else (refs,)
+    for (scale, _), out, ref in zip(module.output_qparams(), outs, refs):
+        diff = lsb_diff(np.asarray(out), ref.numpy(), scale)
+        # A 1-LSB tie flipped in the float conv becomes 2 LSB after an activation whose
+        # slope times s_in / s_out exceeds 1 (hardswish's slope reaches 1.5).
+        assert diff.max() <= 2, f"{name}: max difference {diff.max()} LSB"
+        assert (diff == 0).mean() >= 0.98, f"{name}: only {(diff == 0).mean():.4f} identical"
+
+
+def test_channel_shuffle_permutes_exactly():
+    model, x, module = _converted("channel_shuffle_mean")
+    ops = [n["op"] for n in module.nodes()]
+    assert {"slice", "cat", "reshape", "permute", "mean"} <= set(ops)
+    script = module.script()
+    assert "R.strided_slice" in script and "R.permute_dims" in script and "R.concat" in script
+
+
+@pytest.mark.parametrize("name", sorted(QNNPACK_CLAMP))
+def test_qnnpack_clamp_layout_quirk(name):
+    """Under QNNPACK, PyTorch's clamp output holds our (correct) values in NHWC order."""
+    model, x, module = _converted(name)
+    torch.backends.quantized.engine = "qnnpack"
+    reference = copy.deepcopy(model)
+    with torch.no_grad():
+        conv_out = reference.body.conv(reference.quant(x))
+        torch_out = reference.body.act(conv_out).int_repr().numpy()
+    ours = module.run(x, profile="int32_bias", capture=True).intermediates["body_act"]
+    assert conv_out.is_contiguous(memory_format=torch.channels_last)
+    assert not np.array_equal(ours, torch_out)
+    np.testing.assert_array_equal(ours.transpose(0, 2, 3, 1).reshape(-1), torch_out.reshape(-1))
