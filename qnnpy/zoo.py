@@ -25,21 +25,42 @@ def quantize_eager(model: torch.nn.Module, engine: str, data: list[torch.Tensor]
     return torch.ao.quantization.convert(model, inplace=True)
 
 
-def _quantized_torchvision(name: str, engine: str, seed: int, calibration_batches: int) -> torch.nn.Module:
+# torchvision.models.quantization builders, and the smallest input each handles well.
+TORCHVISION_MODELS = {
+    "resnet18": 224,
+    "resnet50": 224,
+    "resnext101_32x8d": 224,
+    "mobilenet_v2": 224,
+    "mobilenet_v3_large": 224,
+    "shufflenet_v2_x1_0": 224,
+    "googlenet": 224,
+    "inception_v3": 299,
+}
+
+
+def quantized_torchvision(name: str, engine: str = "fbgemm", seed: int = 0, calibration_batches: int = 4,
+                          image_size: int | None = None, batch_size: int = 8) -> torch.nn.Module:
+    """torchvision's quantizable ``name`` (weights=None), fused and quantized for ``engine``.
+
+    Calibration uses generated images of ``image_size`` (default: the model's usual size).
+    """
     from torchvision.models import quantization
 
+    if name not in TORCHVISION_MODELS:
+        raise ValueError(f"unknown model {name!r}; expected one of {', '.join(TORCHVISION_MODELS)}")
+    size = image_size or TORCHVISION_MODELS[name]
     torch.manual_seed(seed)
     model = getattr(quantization, name)(weights=None, quantize=False).eval()
     model.fuse_model()
-    data = calibration_data(calibration_batches, 8, (3, 224, 224), seed + 1)
+    data = calibration_data(calibration_batches, batch_size, (3, size, size), seed + 1)
     return quantize_eager(model, engine, data)
 
 
 def quantized_resnet18(engine: str = "fbgemm", seed: int = 0, calibration_batches: int = 4) -> torch.nn.Module:
     """torchvision's quantizable ResNet-18, fused and quantized for ``engine`` (fbgemm or qnnpack)."""
-    return _quantized_torchvision("resnet18", engine, seed, calibration_batches)
+    return quantized_torchvision("resnet18", engine, seed, calibration_batches)
 
 
 def quantized_mobilenet_v2(engine: str = "fbgemm", seed: int = 0, calibration_batches: int = 4) -> torch.nn.Module:
     """torchvision's quantizable MobileNetV2, fused and quantized for ``engine``."""
-    return _quantized_torchvision("mobilenet_v2", engine, seed, calibration_batches)
+    return quantized_torchvision("mobilenet_v2", engine, seed, calibration_batches)
