@@ -6,9 +6,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+import torch.nn.functional as F
 
 import qnnpy
 from qnnpy import _core, zoo
+from qnnpy.capture import script_ops
 from qnnpy.capture.torchscript_archive import packed_param_states
 from qnnpy.convert.packed_params import conv_state, conv_state_from_tuple
 from qnnpy.errors import ConversionError, UnsupportedOpsError
@@ -66,6 +68,15 @@ def test_tiny_resnet_converts_like_eager_and_runs_bit_exact(tiny_resnet, mode):
     assert_runtime_equals(module, loaded, x)
     other = zoo.calibration_data(1, 1, (3, 32, 32), seed=8)[0]  # same shapes, new values
     assert_runtime_equals(module, loaded, other)
+
+
+def test_frozen_module_converts_bit_exact(tiny_resnet):
+    """torch.jit.freeze folds attributes into constants; a saved frozen module keeps no module paths."""
+    x = zoo.calibration_data(1, 1, (3, 32, 32), seed=9)[0]
+    frozen = save_and_load(torch.jit.freeze(torch.jit.script(tiny_resnet).eval()))
+    module = qnnpy.from_torch(frozen, x)
+    assert_same_params(module, qnnpy.from_torch(tiny_resnet, x), by_name=False)
+    assert_runtime_equals(module, frozen, x)
 
 
 @pytest.fixture(scope="module")
@@ -178,3 +189,32 @@ def test_example_input_count_is_checked(tiny_resnet):
     scripted = save_and_load(torch.jit.script(tiny_resnet))
     with pytest.raises(ConversionError, match=r"takes 1 input\(s\) \(x\), but 2 example input\(s\)"):
         qnnpy.from_torch(scripted, (torch.randn(1, 3, 32, 32), torch.randn(1, 3, 32, 32)))
+
+
+class _ValueBranch(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if bool(x.sum() > 0):
+            return torch.relu(x)
+        return x
+
+
+def test_control_flow_on_tensor_values_is_rejected():
+    with pytest.raises(ConversionError, match="reads the values of a tensor computed from the inputs"):
+        qnnpy.from_torch(torch.jit.script(_ValueBranch().eval()), torch.randn(1, 4))
+
+
+def test_aten_ops_map_to_the_python_forms_the_converter_table_knows():
+    def form(kind: str, schema: str, known=frozenset()):
+        op = script_ops.python_op(kind, torch._C.parse_schema(schema), known)
+        return op.fx_op, op.target
+
+    pool = "aten::adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor"
+    assert form("aten::adaptive_avg_pool2d", pool) == ("call_function", F.adaptive_avg_pool2d)
+    assert form("aten::relu_", "aten::relu_(Tensor(a!) self) -> Tensor(a!)") == ("call_function", torch.relu)
+    assert form("aten::view", "aten::view(Tensor(a) self, SymInt[] size) -> Tensor(a)") == ("call_method", "view")
+    flatten = "aten::flatten.using_ints(Tensor(a) self, int start_dim=0, int end_dim=-1) -> Tensor(a)"
+    assert form("aten::flatten", flatten) == ("call_function", torch.flatten)
+    assert form("aten::flatten", flatten, {"Tensor.flatten"}) == ("call_method", "flatten")
+    conv = "quantized::conv2d.new(Tensor qx, __torch__.torch.classes.quantized.Conv2dPackedParamsBase " \
+           "packed_weight, float output_scale, int output_zero_point) -> Tensor"
+    assert form("quantized::conv2d", conv) == ("call_function", torch.ops.quantized.conv2d)

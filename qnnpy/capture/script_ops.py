@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import operator
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, Container
 
 import torch
 import torch.nn.functional as F
@@ -49,11 +49,13 @@ def _overload(schema: torch._C.FunctionSchema) -> Any:
     return getattr(packet, schema.overload_name or "default")
 
 
-def python_op(kind: str, schema: torch._C.FunctionSchema) -> PythonOp:
+def python_op(kind: str, schema: torch._C.FunctionSchema, known: Container[Any] = frozenset()) -> PythonOp:
     """The Python callable an FX trace would record for a TorchScript op kind.
 
-    ``aten::X`` becomes ``torch.X``, else ``torch.nn.functional.X``, else the
-    Tensor method ``X``, else the op overload itself; every other namespace
+    ``aten::X`` has up to three Python forms: ``torch.X``, ``torch.nn.functional.X``
+    and the Tensor method ``X``; the first one in ``known`` (callables, or
+    ``"Tensor.X"`` for methods: the keys of a converter table) wins, else the
+    first that exists, else the op overload itself. Every other namespace
     (``quantized::X``) becomes the op packet ``torch.ops.<namespace>.X``.
     In-place kinds (``aten::relu_``) map to their out-of-place op.
     """
@@ -61,12 +63,13 @@ def python_op(kind: str, schema: torch._C.FunctionSchema) -> PythonOp:
     if namespace != "aten":
         return PythonOp("call_function", getattr(getattr(torch.ops, namespace), name))
     base = in_place_base(kind) or name
-    for module in (torch, F):
-        if callable(getattr(module, base, None)):
-            return PythonOp("call_function", getattr(module, base))
+    forms = [PythonOp("call_function", getattr(m, base)) for m in (torch, F) if callable(getattr(m, base, None))]
     if schema.arguments and schema.arguments[0].name == "self" and callable(getattr(torch.Tensor, base, None)):
-        return PythonOp("call_method", base)
-    return PythonOp("call_function", _overload(schema))
+        forms.append(PythonOp("call_method", base))
+    for form in forms:
+        if (f"Tensor.{form.target}" if form.fx_op == "call_method" else form.target) in known:
+            return form
+    return forms[0] if forms else PythonOp("call_function", _overload(schema))
 
 
 def in_place_base(kind: str) -> str | None:

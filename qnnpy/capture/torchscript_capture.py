@@ -14,7 +14,7 @@ from __future__ import annotations
 import operator
 import re
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any, Container, Iterable
 
 import torch
 import torch.fx
@@ -74,8 +74,9 @@ def module_path(node: torch._C.Node) -> str:
 class _Translator:
     """Walks an inlined TorchScript graph and builds the equivalent FX graph."""
 
-    def __init__(self, module: torch.jit.ScriptModule):
+    def __init__(self, module: torch.jit.ScriptModule, known_ops: Container[Any]):
         self.module = module
+        self.known_ops = known_ops
         self.graph = torch.fx.Graph()
         self.holder = torch.nn.Module()  # owns the get_attr targets
         self.values: dict[int, Any] = {}  # TorchScript value id -> concrete value or _Traced
@@ -170,7 +171,7 @@ class _Translator:
             self._add_fx_op(node, schema, args)
 
     def _add_fx_op(self, node: torch._C.Node, schema: torch._C.FunctionSchema, args: list[Any]) -> None:
-        op = script_ops.python_op(node.kind(), schema)
+        op = script_ops.python_op(node.kind(), schema, self.known_ops)
         inputs = list(node.inputs())
         fx_args = [self._fx_arg(a, self.attribute_paths.get(v.unique())) for a, v in zip(args, inputs)]
         positional, keywords = script_ops.split_arguments(schema, script_ops.decode_enums(schema, fx_args))
@@ -297,9 +298,14 @@ _STRUCTURAL = {
 }
 
 
-def capture_torchscript(module: torch.jit.ScriptModule, example_inputs: tuple[torch.Tensor, ...]) -> CapturedGraph:
-    """Translate a ScriptModule's inlined forward graph to FX and record every node's output."""
+def capture_torchscript(module: torch.jit.ScriptModule, example_inputs: tuple[torch.Tensor, ...],
+                        known_ops: Container[Any] = frozenset()) -> CapturedGraph:
+    """Translate a ScriptModule's inlined forward graph to FX and record every node's output.
+
+    ``known_ops`` (the keys of the converter table) decides between the Python
+    forms of an ``aten::`` op (``torch.X``, ``torch.nn.functional.X``, ``Tensor.X``).
+    """
     for i, x in enumerate(example_inputs):
         if not isinstance(x, torch.Tensor) or not x.is_floating_point():
             raise ConversionError(f"example input {i} must be a float tensor, got {type(x).__name__}")
-    return capture_fx(_Translator(module).translate(example_inputs), example_inputs)
+    return capture_fx(_Translator(module, known_ops).translate(example_inputs), example_inputs)

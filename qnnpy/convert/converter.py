@@ -97,10 +97,10 @@ def from_torch(model: torch.nn.Module, example_inputs: Sequence[torch.Tensor] | 
             f"from_torch({type(model).__name__}) needs example_inputs: the float tensors forward() takes, "
             "e.g. (torch.randn(1, 3, 224, 224),)"
         )
-    if model.training:
+    if getattr(model, "training", False):  # a frozen ScriptModule has no flag: torch.jit.freeze needs eval mode
         raise ConversionError(f"{type(model).__name__} is in training mode; call model.eval() before converting")
     if isinstance(example_inputs, torch.Tensor):
         example_inputs = (example_inputs,)
     if isinstance(model, torch.jit.ScriptModule):
-        return convert_captured(capture_torchscript(model, tuple(example_inputs)))
+        return convert_captured(capture_torchscript(model, tuple(example_inputs), known_ops=CONVERTERS))
     return convert_captured(capture_fx(model, tuple(example_inputs)))
