@@ -129,7 +129,7 @@ SCALAR_OPS: dict[str, Callable[..., Any]] = {
     "aten::remainder": operator.mod,
     "aten::Int": int, "aten::IntImplicit": int, "aten::Float": float, "aten::FloatImplicit": float,
     "aten::Bool": bool, "aten::ScalarImplicit": lambda t: t.item(),
-    "aten::__getitem__": operator.getitem, "aten::append": _append, "aten::extend": _extend,
+    "aten::append": _append, "aten::extend": _extend,
     "aten::format": lambda fmt, *values: fmt.format(*values),
     "aten::warn": lambda *a: None,
     "aten::q_scale": lambda t: t.q_scale(), "aten::q_zero_point": lambda t: t.q_zero_point(),

@@ -242,9 +242,13 @@ class _Translator:
                      for i, e in enumerate(value.example)]
         self._bind_all(node, list(value))
 
-    def _tuple_index(self, node: torch._C.Node) -> None:
+    def _get_item(self, node: torch._C.Node) -> None:
         container, index = (self._value(v) for v in node.inputs())
-        self._bind(node, container[index])
+        if isinstance(container, _Traced):  # an element of a tensor list returned by one op
+            item = _Traced(self.graph.call_function(operator.getitem, (container.node, index)), container.example[index])
+        else:
+            item = container[index]
+        self._bind(node, item)
 
     def _identity(self, node: torch._C.Node) -> None:
         self._bind(node, self._value(node.input()))
@@ -289,7 +293,8 @@ _STRUCTURAL = {
     "prim::TupleConstruct": _Translator._construct,
     "prim::ListUnpack": _Translator._unpack,
     "prim::TupleUnpack": _Translator._unpack,
-    "prim::TupleIndex": _Translator._tuple_index,
+    "prim::TupleIndex": _Translator._get_item,
+    "aten::__getitem__": _Translator._get_item,
     "prim::unchecked_cast": _Translator._identity,
     "prim::Uninitialized": _Translator._uninitialized,
     "prim::If": _Translator._if,
