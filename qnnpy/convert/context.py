@@ -52,6 +52,8 @@ class ConversionContext:
 
     def source(self, node: torch.fx.Node) -> str:
         """Where the node sits in the PyTorch model: the module path, else the FX node name."""
+        if "source" in node.meta:  # named by a capture front end (TorchScript)
+            return node.meta["source"]
         if node.op == "call_module":
             return str(node.target)
         stack = node.meta.get("nn_module_stack")

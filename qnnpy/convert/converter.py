@@ -7,6 +7,7 @@ import torch
 import torch.fx
 
 from qnnpy.capture.fx_capture import CapturedGraph, capture_fx
+from qnnpy.capture.torchscript_capture import capture_torchscript
 from qnnpy.convert.context import ConversionContext, op_name
 from qnnpy.convert.ops import CONVERTERS
 from qnnpy.errors import ConversionError, UnsupportedOpsError
@@ -53,8 +54,8 @@ def convert_captured(captured: CapturedGraph) -> QDQModule:
                 for out in _outputs(node.args[0]):
                     ctx.graph.mark_output(ctx.value(out, node))
             continue
-        if not _is_tensor(ctx.example(node)):
-            continue  # a Python constant (sizes, scales): converters read it from the example values
+        if node.op == "get_attr" or not _is_tensor(ctx.example(node)):
+            continue  # a constant (packed params, sizes, scales): converters read it from the example values
         converter = CONVERTERS.get(_table_key(gm, node))
         if converter is None:
             kind = "" if ctx.example(node).is_quantized else " (float op: not part of a quantized region)"
@@ -72,10 +73,18 @@ def convert_captured(captured: CapturedGraph) -> QDQModule:
 def from_torch(model: torch.nn.Module, example_inputs: Sequence[torch.Tensor] | torch.Tensor | None = None) -> QDQModule:
     """Convert a quantized PyTorch model to a canonical QDQ module.
 
-    ``model`` is an eager-mode model after ``torch.ao.quantization.convert`` or an
-    FX model after ``convert_fx``, in eval mode. ``example_inputs`` are the float
-    inputs of ``forward``; they fix the static shapes of the module and provide
-    the quantization parameters of every intermediate tensor.
+    ``model``, in eval mode, is one of:
+
+    - an eager-mode model after ``torch.ao.quantization.convert``;
+    - an FX model after ``convert_fx`` (a ``torch.fx.GraphModule``);
+    - a TorchScript module (``torch.jit.ScriptModule``) of such a model, traced or
+      scripted, e.g. as returned by ``torch.jit.load``. Its forward graph is inlined
+      and its ``quantized::`` / ``aten::`` ops go through the same converters;
+      code that branches on shapes is specialised to the example inputs.
+
+    ``example_inputs`` are the float inputs of ``forward``; they fix the static
+    shapes of the module and provide the quantization parameters of every
+    intermediate tensor.
 
     Raises :class:`~qnnpy.errors.ConversionError` for a float model or bad
     input, and :class:`~qnnpy.errors.UnsupportedOpsError` listing every op
@@ -88,8 +97,10 @@ def from_torch(model: torch.nn.Module, example_inputs: Sequence[torch.Tensor] | 
             f"from_torch({type(model).__name__}) needs example_inputs: the float tensors forward() takes, "
             "e.g. (torch.randn(1, 3, 224, 224),)"
         )
-    if model.training:
+    if getattr(model, "training", False):  # a frozen ScriptModule has no flag: torch.jit.freeze needs eval mode
         raise ConversionError(f"{type(model).__name__} is in training mode; call model.eval() before converting")
     if isinstance(example_inputs, torch.Tensor):
         example_inputs = (example_inputs,)
+    if isinstance(model, torch.jit.ScriptModule):
+        return convert_captured(capture_torchscript(model, tuple(example_inputs), known_ops=CONVERTERS))
     return convert_captured(capture_fx(model, tuple(example_inputs)))

@@ -54,9 +54,12 @@ def convert_dequantize(ctx: ConversionContext, node: torch.fx.Node) -> int:
 # --- conv / linear ---------------------------------------------------------------
 
 def _conv2d(ctx: ConversionContext, node: torch.fx.Node, relu: bool) -> int:
-    m = ctx.module(node)
+    return _conv2d_packed(ctx, node, ctx.module(node)._packed_params, relu)
+
+
+def _conv2d_packed(ctx: ConversionContext, node: torch.fx.Node, packed: object, relu: bool) -> int:
     where = ctx.source(node)
-    state = conv_state(m._packed_params, where)
+    state = conv_state(packed, where)
     out = ctx.quantized_output(node)
     return ctx.graph.add_conv2d(
         ctx.value(node.args[0], node), where, where, state.version, state.config,
@@ -76,9 +79,12 @@ def convert_conv_relu2d(ctx: ConversionContext, node: torch.fx.Node) -> int:
 
 
 def _linear(ctx: ConversionContext, node: torch.fx.Node, relu: bool) -> int:
-    m = ctx.module(node)
+    return _linear_packed(ctx, node, ctx.module(node)._packed_params._packed_params, relu)
+
+
+def _linear_packed(ctx: ConversionContext, node: torch.fx.Node, packed: object, relu: bool) -> int:
     where = ctx.source(node)
-    weight, bias = linear_state(m._packed_params._packed_params, where)
+    weight, bias = linear_state(packed, where)
     return ctx.graph.add_linear(
         ctx.value(node.args[0], node), where, where, weight.data, weight.scale, weight.zero_point,
         weight.axis, bias, relu, **ctx.quantized_output(node),
@@ -93,6 +99,26 @@ def convert_linear(ctx: ConversionContext, node: torch.fx.Node) -> int:
 def convert_linear_relu(ctx: ConversionContext, node: torch.fx.Node) -> int:
     """Quantized ``LinearReLU``."""
     return _linear(ctx, node, relu=True)
+
+
+def convert_quantized_conv2d_fn(ctx: ConversionContext, node: torch.fx.Node) -> int:
+    """``torch.ops.quantized.conv2d(x, packed_params, scale, zero_point)`` (TorchScript, FX lowering)."""
+    return _conv2d_packed(ctx, node, ctx.example(node.args[1]), relu=False)
+
+
+def convert_quantized_conv2d_relu_fn(ctx: ConversionContext, node: torch.fx.Node) -> int:
+    """``torch.ops.quantized.conv2d_relu(x, packed_params, scale, zero_point)``."""
+    return _conv2d_packed(ctx, node, ctx.example(node.args[1]), relu=True)
+
+
+def convert_quantized_linear_fn(ctx: ConversionContext, node: torch.fx.Node) -> int:
+    """``torch.ops.quantized.linear(x, packed_params, scale, zero_point)``."""
+    return _linear_packed(ctx, node, ctx.example(node.args[1]), relu=False)
+
+
+def convert_quantized_linear_relu_fn(ctx: ConversionContext, node: torch.fx.Node) -> int:
+    """``torch.ops.quantized.linear_relu(x, packed_params, scale, zero_point)``."""
+    return _linear_packed(ctx, node, ctx.example(node.args[1]), relu=True)
 
 
 # --- element-wise ----------------------------------------------------------------
@@ -325,6 +351,10 @@ CONVERTERS: dict[Any, Converter] = {
     nniq.ConvReLU2d: convert_conv_relu2d,
     nnq.Linear: convert_linear,
     nniq.LinearReLU: convert_linear_relu,
+    torch.ops.quantized.conv2d: convert_quantized_conv2d_fn,
+    torch.ops.quantized.conv2d_relu: convert_quantized_conv2d_relu_fn,
+    torch.ops.quantized.linear: convert_quantized_linear_fn,
+    torch.ops.quantized.linear_relu: convert_quantized_linear_relu_fn,
     torch.ops.quantized.add: convert_add,
     torch.ops.quantized.add_relu: convert_add_relu,
     torch.ops.quantized.mul: convert_mul,

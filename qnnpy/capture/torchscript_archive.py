@@ -1,0 +1,165 @@
+"""The packed-param states a TorchScript archive stores, read as written.
+
+``torch.jit.load`` re-packs every conv and linear weight through its class's
+``__setstate__``, and ``__getstate__`` then answers in the layout of the
+running torch (conv state version 2 today), whatever the archive holds. To see
+the layout an archive actually stores (conv versions 2 or 3), this module
+unpickles the archive's ``data.pkl`` itself: tensors are rebuilt from the
+archive's storages, TorchScript objects become :class:`PickledObject` records
+(class name and state), and no other global is imported or called.
+"""
+from __future__ import annotations
+
+import collections
+import io
+import os
+import pickle
+import re
+import sys
+import zipfile
+from dataclasses import dataclass
+from typing import IO, Any
+
+import torch
+import torch.jit._pickle
+
+from qnnpy.errors import ConversionError
+
+PACKED_PARAMS_PREFIX = "__torch__.torch.classes.quantized."
+
+_QSCHEMES = ("per_tensor_affine", "per_channel_affine", "per_tensor_symmetric", "per_channel_symmetric",
+             "per_channel_affine_float_qparams")
+# The storage classes a pickled tensor names, and the element type each holds.
+_STORAGE_DTYPES = {
+    "FloatStorage": torch.float32, "DoubleStorage": torch.float64, "HalfStorage": torch.float16,
+    "BFloat16Storage": torch.bfloat16, "LongStorage": torch.int64, "IntStorage": torch.int32,
+    "ShortStorage": torch.int16, "CharStorage": torch.int8, "ByteStorage": torch.uint8, "BoolStorage": torch.bool,
+    "QInt8Storage": torch.qint8, "QUInt8Storage": torch.quint8, "QInt32Storage": torch.qint32,
+}
+_INTEGER_OF_QUANTIZED = {torch.qint8: torch.int8, torch.quint8: torch.uint8, torch.qint32: torch.int32}
+_PER_TENSOR = (torch.per_tensor_affine, torch.per_tensor_symmetric)
+_PER_CHANNEL = (torch.per_channel_affine, torch.per_channel_symmetric)
+
+
+@dataclass
+class _Storage:
+    dtype: torch.dtype
+    data: bytes
+
+
+def _strided(storage: _Storage, offset: int, size: tuple[int, ...], stride: tuple[int, ...]) -> torch.Tensor:
+    element = _INTEGER_OF_QUANTIZED.get(storage.dtype, storage.dtype)
+    flat = torch.frombuffer(bytearray(storage.data), dtype=element) if storage.data else torch.empty(0, dtype=element)
+    return flat.as_strided(size, stride, offset)
+
+
+def _rebuild_tensor(storage: _Storage, offset: int, size: tuple[int, ...], stride: tuple[int, ...],
+                    requires_grad: bool, backward_hooks: Any) -> torch.Tensor:
+    return _strided(storage, offset, size, stride)
+
+
+def _rebuild_quantized_tensor(storage: _Storage, offset: int, size: tuple[int, ...], stride: tuple[int, ...],
+                              qparams: tuple, requires_grad: bool, backward_hooks: Any) -> torch.Tensor:
+    values = _strided(storage, offset, size, stride)
+    scheme = qparams[0]
+    if scheme in _PER_TENSOR:
+        return torch._make_per_tensor_quantized_tensor(values, qparams[1], qparams[2])
+    if scheme in _PER_CHANNEL:
+        return torch._make_per_channel_quantized_tensor(values, qparams[1], qparams[2], qparams[3])
+    raise ConversionError(f"TorchScript archive: quantization scheme {scheme} is not supported")
+
+
+_QSCHEMES = ("per_tensor_affine", "per_channel_affine", "per_tensor_symmetric", "per_channel_symmetric",
+             "per_channel_affine_float_qparams")
+_ALLOWED_GLOBALS: dict[tuple[str, str], Any] = {
+    ("torch._utils", "_rebuild_tensor_v2"): _rebuild_tensor,
+    ("torch._utils", "_rebuild_qtensor"): _rebuild_quantized_tensor,
+    ("collections", "OrderedDict"): collections.OrderedDict,
+    ("torch", "device"): torch.device,
+    **{("torch.jit._pickle", name): getattr(torch.jit._pickle, name)
+       for name in ("build_intlist", "build_doublelist", "build_boollist", "build_tensorlist", "restore_type_tag")},
+    **{("torch", name): getattr(torch, name) for name in _QSCHEMES},
+}
+
+
+class PickledObject:
+    """A TorchScript object (module or class instance) as the archive stores it: class name and state."""
+
+    class_name = ""
+    state: Any = None
+
+    def __setstate__(self, state: Any) -> None:
+        self.state = state
+
+    def __repr__(self) -> str:
+        return f"PickledObject({self.class_name})"
+
+
+class _ArchiveUnpickler(pickle.Unpickler):
+    def __init__(self, archive: zipfile.ZipFile, prefix: str):
+        super().__init__(io.BytesIO(archive.read(f"{prefix}/data.pkl")))
+        self.archive = archive
+        self.prefix = prefix
+        self.classes: dict[str, type] = {}
+
+    def find_class(self, module: str, name: str) -> Any:
+        if (module, name) in _ALLOWED_GLOBALS:
+            return _ALLOWED_GLOBALS[(module, name)]
+        if module == "torch" and name in _STORAGE_DTYPES:
+            return _STORAGE_DTYPES[name]
+        if module.startswith("__torch__."):
+            qualified = f"{module}.{name}"
+            if qualified not in self.classes:
+                self.classes[qualified] = type(name, (PickledObject,), {"class_name": qualified})
+            return self.classes[qualified]
+        raise ConversionError(f"TorchScript archive refers to {module}.{name}, which qnnpy does not load")
+
+    def persistent_load(self, pid: Any) -> _Storage:
+        kind, dtype, key, _location, _numel = pid
+        if kind != "storage":
+            raise ConversionError(f"TorchScript archive: unknown persistent id {kind!r}")
+        return _Storage(dtype, self.archive.read(f"{self.prefix}/data/{key}"))
+
+
+def _archive_prefix(archive: zipfile.ZipFile) -> str:
+    roots = [name[: -len("/data.pkl")] for name in archive.namelist() if re.fullmatch(r"[^/]+/data\.pkl", name)]
+    if len(roots) != 1:
+        raise ConversionError("not a TorchScript archive: expected exactly one <name>/data.pkl")
+    return roots[0]
+
+
+def read_archive_objects(path: str | os.PathLike | IO[bytes]) -> PickledObject:
+    """The root module of a ``torch.jit.save`` archive, unpickled into :class:`PickledObject` records."""
+    with zipfile.ZipFile(path) as archive:
+        prefix = _archive_prefix(archive)
+        if f"{prefix}/byteorder" in archive.namelist():
+            order = archive.read(f"{prefix}/byteorder").decode().strip()
+            if order != sys.byteorder:
+                raise ConversionError(f"TorchScript archive is {order}-endian; this machine is {sys.byteorder}-endian")
+        root = _ArchiveUnpickler(archive, prefix).load()
+    if not isinstance(root, PickledObject):
+        raise ConversionError(f"TorchScript archive holds {type(root).__name__}, not a module")
+    return root
+
+
+def packed_param_states(path: str | os.PathLike | IO[bytes]) -> dict[str, tuple[str, Any]]:
+    """Attribute path -> (class name, stored state) of every quantized packed-params object in an archive.
+
+    The path is the module attribute chain (``_packed_weight_0``,
+    ``fc._packed_params._packed_params``); the state is the tuple the archive
+    stores, e.g. ``("2", [config, weight], [bias])`` or ``(3, config, [None, weight, bias])``
+    for a conv.
+    """
+    found: dict[str, tuple[str, Any]] = {}
+
+    def visit(obj: Any, path: str) -> None:
+        if not isinstance(obj, PickledObject):
+            return
+        if obj.class_name.startswith(PACKED_PARAMS_PREFIX):
+            found[path] = (obj.class_name[len(PACKED_PARAMS_PREFIX):], obj.state)
+        elif isinstance(obj.state, dict):
+            for name, value in obj.state.items():
+                visit(value, f"{path}.{name}" if path else name)
+
+    visit(read_archive_objects(path), "")
+    return found
