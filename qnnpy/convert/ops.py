@@ -336,6 +336,13 @@ def convert_getitem(ctx: ConversionContext, node: torch.fx.Node) -> int:
     )
 
 
+def convert_dropout(ctx: ConversionContext, node: torch.fx.Node) -> int:
+    """``torch.dropout`` / ``F.dropout`` in eval mode: the output is the input."""
+    if _arg(node, 2, "train", _arg(node, 2, "training", False)):
+        raise ConversionError(f"{ctx.source(node)}: dropout with train=True; convert the model in eval mode")
+    return ctx.value(node.args[0], node)
+
+
 def convert_identity(ctx: ConversionContext, node: torch.fx.Node) -> int:
     """Identity, eval-mode Dropout, contiguous: the output is the input."""
     return ctx.value(node.args[0], node)
@@ -407,5 +414,7 @@ CONVERTERS: dict[Any, Converter] = {
     nn.Identity: convert_identity,
     nn.Dropout: convert_identity,
     nnq.Dropout: convert_identity,
+    torch.dropout: convert_dropout,
+    F.dropout: convert_dropout,
     "Tensor.contiguous": convert_identity,
 }
