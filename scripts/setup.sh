@@ -12,8 +12,8 @@ if [ ! -x .venv/bin/python ]; then
   echo "[setup] creating .venv"
   "$PYTHON" -m venv .venv
 fi
-if ! .venv/bin/python -c "import torch, torchvision, tvm, pytest, pybind11, scikit_build_core" 2>/dev/null; then
-  echo "[setup] installing pinned dependencies (torch, torchvision, apache-tvm, build tools)"
+if ! .venv/bin/python -c "import torch, torchvision, tvm, pytest, pybind11, scikit_build_core, nbclient, nbformat, ipykernel, matplotlib, sklearn" 2>/dev/null; then
+  echo "[setup] installing pinned dependencies (torch, torchvision, apache-tvm, build tools, notebook and example tools)"
   pip_quiet install -r requirements-test.txt
 fi
 echo "[setup] building qnnpy (C++ core)"

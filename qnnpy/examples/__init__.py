@@ -1,0 +1,1 @@
+"""Small, self-contained example models used by the notebooks, tests and user guide."""

@@ -1,0 +1,126 @@
+"""Reading a saved PyTorch model whatever way it was written: TorchScript, ``torch.save`` or ``torch.export``.
+
+The kind is read from the file's contents, not its name: TorchScript and
+``torch.export`` archives and ``torch.save`` files are zip archives that differ in
+the records they hold; a file that is not a zip archive can still be a legacy
+``torch.save`` pickle.
+"""
+from __future__ import annotations
+
+import os
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+
+TORCHSCRIPT = "torchscript"
+PICKLED_MODULE = "pickled module"
+EXPORTED_PROGRAM = "torch.export program"
+
+
+class InputFileError(Exception):
+    """A file that is missing, unreadable or does not hold what is needed."""
+
+
+class UnsupportedFormatError(Exception):
+    """A readable model file whose format qnnpy does not convert yet."""
+
+
+@dataclass
+class LoadedModel:
+    """A model read from disk and how it was stored."""
+
+    model: torch.nn.Module
+    kind: str
+    path: Path
+
+
+def _record_names(path: Path) -> list[str]:
+    """Names of a zip archive's records without the archive's top folder."""
+    with zipfile.ZipFile(path) as archive:
+        return [name.split("/", 1)[1] if "/" in name else name for name in archive.namelist()]
+
+
+def detect_kind(path: str | os.PathLike) -> str:
+    """``"torchscript"``, ``"torch.export program"`` or ``"pickled module"`` (the default for anything else)."""
+    path = Path(path)
+    if not zipfile.is_zipfile(path):
+        return PICKLED_MODULE  # legacy (non-zip) torch.save; torch.load tells if it is not
+    names = _record_names(path)
+    if "constants.pkl" in names or any(n.startswith("code/") for n in names):
+        return TORCHSCRIPT
+    if "archive_format" in names or any(n.startswith("models/") for n in names):
+        return EXPORTED_PROGRAM
+    return PICKLED_MODULE
+
+
+def _rebuilt_if_incomplete(module: torch.nn.Module) -> torch.nn.Module:
+    """``module``, or a rebuilt copy if unpickling left it without ``nn.Module``'s own attributes.
+
+    PyTorch's quantized conv modules restore their pickled state with a ``__setstate__``
+    that never runs ``nn.Module.__init__``, so after ``torch.load`` they lack
+    ``_modules``/``_parameters`` and fail on first use (pytorch/pytorch#25137, still so
+    in torch 2.14; PyTorch recommends state_dict or TorchScript instead). Their
+    ``__deepcopy__`` builds a complete module from the same state.
+    """
+    if "_modules" in module.__dict__ or not hasattr(type(module), "__deepcopy__"):
+        return module
+    return module.__deepcopy__({})
+
+
+def _complete_modules(module: torch.nn.Module) -> torch.nn.Module:
+    """Rebuild every incomplete module in the tree under ``module`` (see :func:`_rebuilt_if_incomplete`)."""
+    module = _rebuilt_if_incomplete(module)
+    children = module.__dict__.get("_modules", {})
+    for name, child in list(children.items()):
+        if child is not None:
+            children[name] = _complete_modules(child)
+    return module
+
+
+def _load_pickled(path: Path) -> torch.nn.Module:
+    obj = torch.load(path, weights_only=False, map_location="cpu")
+    if isinstance(obj, dict):
+        raise InputFileError(
+            f"{path} holds a dict (a state_dict?), not a model: save the whole module with "
+            "torch.save(model, path) or torch.jit.save(torch.jit.trace(model, x), path)"
+        )
+    if not isinstance(obj, torch.nn.Module):
+        raise InputFileError(f"{path} holds a {type(obj).__name__}, not a torch.nn.Module")
+    return _complete_modules(obj)
+
+
+def load_model_file(path: str | os.PathLike) -> LoadedModel:
+    """Read a quantized model saved with ``torch.jit.save`` or ``torch.save(model, path)``.
+
+    Pickled modules are unpickled with ``weights_only=False``: this runs code from the
+    file, so load only files you trust; the model's classes must be importable.
+    Conv and linear weights are packed for the current ``torch.backends.quantized.engine``.
+
+    Raises :class:`InputFileError` for a missing or unreadable file and
+    :class:`UnsupportedFormatError` for a ``torch.export`` (.pt2) archive.
+    """
+    path = Path(path)
+    if not path.exists():
+        raise InputFileError(f"{path}: no such file")
+    if not path.is_file():
+        raise InputFileError(f"{path} is not a file")
+    try:
+        kind = detect_kind(path)
+    except (OSError, zipfile.BadZipFile) as e:
+        raise InputFileError(f"cannot read {path}: {e}") from e
+    if kind == EXPORTED_PROGRAM:
+        raise UnsupportedFormatError(
+            f"{path} is a torch.export program (.pt2): not supported yet. Eager-mode quantized modules "
+            "cannot be exported (their packed weights do not flatten), and PT2E-quantized graphs are not "
+            "converted by from_torch yet; save the quantized module with torch.save(model, path) or as TorchScript"
+        )
+    try:
+        model = torch.jit.load(str(path), map_location="cpu") if kind == TORCHSCRIPT else _load_pickled(path)
+    except InputFileError:
+        raise
+    except Exception as e:  # unpickling and TorchScript loading raise many types; all mean "cannot read"
+        first_line = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        raise InputFileError(f"cannot load {path} as a {kind}: {first_line}") from e
+    return LoadedModel(model.eval(), kind, path)
