@@ -7,7 +7,7 @@ from typing import Sequence
 import numpy as np
 import torch
 
-from qnnpy.capture.fx_capture import capture_fx
+from qnnpy.convert.converter import capture
 from qnnpy.module import QDQModule
 from qnnpy.runtime import PROFILES
 
@@ -76,10 +76,11 @@ def compare(
     """
     if not module.torch_nodes:
         raise ValueError("this module has no link to a PyTorch model (it was loaded from disk); convert it again")
-    nodes = [n for n in module.nodes() if n["op"] != "dequantize"]
+    # Integer tensors computed by a PyTorch node (not those qnnpy adds, e.g. a slice ahead of a dequantize).
+    nodes = [n for n in module.nodes() if n["op"] != "dequantize" and n["output"] in module.torch_nodes]
     stats = {p: {n["output"]: [0, 0, 0] for n in nodes} for p in profiles}
     for x in inputs:
-        captured = capture_fx(model, (x,))
+        captured = capture(model, (x,))
         for profile in profiles:
             result = module.run(x.numpy(), profile=profile, isa=isa, capture=True)
             for n in nodes:

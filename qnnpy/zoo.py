@@ -64,3 +64,26 @@ def quantized_resnet18(engine: str = "fbgemm", seed: int = 0, calibration_batche
 def quantized_mobilenet_v2(engine: str = "fbgemm", seed: int = 0, calibration_batches: int = 4) -> torch.nn.Module:
     """torchvision's quantizable MobileNetV2, fused and quantized for ``engine``."""
     return quantized_torchvision("mobilenet_v2", engine, seed, calibration_batches)
+
+
+def quantized_torchvision_fx(name: str, engine: str = "fbgemm", seed: int = 0, calibration_batches: int = 4,
+                             image_size: int | None = None, batch_size: int = 8) -> torch.nn.Module:
+    """torchvision's float ``name`` (weights=None) quantized in FX graph mode (prepare_fx / convert_fx)."""
+    import torchvision.models
+    from torch.ao.quantization import get_default_qconfig_mapping
+    from torch.ao.quantization.quantize_fx import convert_fx, prepare_fx
+
+    if name not in TORCHVISION_MODELS:
+        raise ValueError(f"unknown model {name!r}; expected one of {', '.join(TORCHVISION_MODELS)}")
+    size = image_size or TORCHVISION_MODELS[name]
+    torch.manual_seed(seed)
+    # The auxiliary classifiers only run in training mode; FX traces eval-mode code.
+    extra = {"aux_logits": False, "init_weights": True} if name in ("googlenet", "inception_v3") else {}
+    model = getattr(torchvision.models, name)(weights=None, **extra).eval()
+    data = calibration_data(calibration_batches, batch_size, (3, size, size), seed + 1)
+    torch.backends.quantized.engine = engine
+    prepared = prepare_fx(model, get_default_qconfig_mapping(engine), (data[0],))
+    with torch.no_grad():
+        for x in data:
+            prepared(x)
+    return convert_fx(prepared)

@@ -33,7 +33,8 @@ class _Recorder(torch.fx.Interpreter):
 
     def run_node(self, n: torch.fx.Node) -> Any:
         out = super().run_node(n)
-        self.values[n.name] = out
+        # A copy: a later in-place op (e.g. ReLU6(inplace=True) in FX models) must not change the record.
+        self.values[n.name] = out.clone() if isinstance(out, torch.Tensor) else out
         return out
 
 

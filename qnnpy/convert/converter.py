@@ -101,6 +101,11 @@ def from_torch(model: torch.nn.Module, example_inputs: Sequence[torch.Tensor] | 
         raise ConversionError(f"{type(model).__name__} is in training mode; call model.eval() before converting")
     if isinstance(example_inputs, torch.Tensor):
         example_inputs = (example_inputs,)
+    return convert_captured(capture(model, tuple(example_inputs)))
+
+
+def capture(model: torch.nn.Module, example_inputs: tuple[torch.Tensor, ...]) -> CapturedGraph:
+    """The model's graph with every node's output on ``example_inputs`` (FX or TorchScript front end)."""
     if isinstance(model, torch.jit.ScriptModule):
-        return convert_captured(capture_torchscript(model, tuple(example_inputs), known_ops=CONVERTERS))
-    return convert_captured(capture_fx(model, tuple(example_inputs)))
+        return capture_torchscript(model, example_inputs, known_ops=CONVERTERS)
+    return capture_fx(model, example_inputs)

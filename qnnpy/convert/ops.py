@@ -330,10 +330,19 @@ def convert_getitem(ctx: ConversionContext, node: torch.fx.Node) -> int:
     axis = int(_arg(parent, 2, "dim", 0)) % parts[0].dim()
     begin = sum(p.shape[axis] for p in parts[:index])
     ints = {"axis": [axis], "begin": [begin], "end": [begin + parts[index].shape[axis]]}
-    return ctx.graph.add_node(
-        "slice", [ctx.value(parent.args[0], node)], ctx.source(node), ctx.source(node), ints=ints, floats={},
-        **ctx.quantized_output(node),
-    )
+    source = parent.args[0]
+    if ctx.example(node).is_quantized:
+        return ctx.graph.add_node("slice", [ctx.value(source, node)], ctx.source(node), ctx.source(node), ints=ints,
+                                  floats={}, **ctx.quantized_output(node))
+    # FX mode may chunk the dequantized float tensor (dequantize -> chunk -> quantize):
+    # slicing commutes with dequantize, so the slice runs on the integer tensor.
+    if not (isinstance(source, torch.fx.Node) and source.target in ("dequantize", torch.dequantize)):
+        raise ConversionError(f"{ctx.source(node)}: chunk/split of a float tensor that is not a dequantized one")
+    quantized_source = source.args[0]
+    out = {**ctx.quantized_output(quantized_source), "expected_shape": list(ctx.example(node).shape)}
+    sliced = ctx.graph.add_node("slice", [ctx.value(quantized_source, node)], ctx.source(node),
+                                ctx.source(node) + "_q", ints=ints, floats={}, **out)
+    return ctx.graph.add_node("dequantize", [sliced], ctx.source(node), ctx.source(node), "float32")
 
 
 def convert_dropout(ctx: ConversionContext, node: torch.fx.Node) -> int:
