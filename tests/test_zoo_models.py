@@ -1,0 +1,68 @@
+"""torchvision's quantizable models, eager, FX and TorchScript: convert, run in TVM with
+top-1 agreement, and match PyTorch's fbgemm engine bit for bit in the integer runtime.
+
+Small inputs keep the suite fast (calibration at the test size); ShuffleNetV2 and
+Inception-v3 use 96x96 so the final spatial size is odd (3x3): ShuffleNetV2's mean over
+an even count can hit half-way ties whose rounding depends on PyTorch's float summation.
+"""
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+import pytest
+import torch
+
+import qnnpy
+from qnnpy import tvm_bridge, zoo
+
+MODELS = sorted(zoo.TORCHVISION_MODELS)
+SIZE = {"shufflenet_v2_x1_0": 96, "inception_v3": 96}
+
+
+def _size(name: str) -> int:
+    return SIZE.get(name, 64)
+
+
+@functools.lru_cache(maxsize=None)
+def _eager(name: str) -> tuple[torch.nn.Module, torch.Tensor, qnnpy.QDQModule]:
+    model = zoo.quantized_torchvision(name, image_size=_size(name), calibration_batches=2, batch_size=4)
+    x = zoo.calibration_data(1, 2, (3, _size(name), _size(name)), seed=7)[0]
+    return model, x, qnnpy.from_torch(model, (x,))
+
+
+def _assert_bit_exact(model: torch.nn.Module, module: qnnpy.QDQModule, x: torch.Tensor) -> None:
+    report = qnnpy.compare(model, module, [x], profiles=["fbgemm"])
+    assert report.all_identical("fbgemm"), report.table()
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_eager_runtime_bit_exact(name):
+    model, x, module = _eager(name)
+    _assert_bit_exact(model, module, x)
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_eager_tvm_top1(name):
+    model, x, module = _eager(name)
+    out = np.asarray(tvm_bridge.build(module)(x.numpy()))
+    with torch.no_grad():
+        ref = model(x).numpy()
+    np.testing.assert_array_equal(out.argmax(1), ref.argmax(1))
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_fx_runtime_bit_exact(name):
+    model = zoo.quantized_torchvision_fx(name, image_size=_size(name), calibration_batches=2, batch_size=4)
+    x = zoo.calibration_data(1, 2, (3, _size(name), _size(name)), seed=8)[0]
+    _assert_bit_exact(model, qnnpy.from_torch(model, (x,)), x)
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_torchscript_runtime_bit_exact(name, tmp_path):
+    model, x, eager_module = _eager(name)
+    torch.jit.save(torch.jit.trace(model, (x,)), tmp_path / "model.pt")
+    scripted = torch.jit.load(tmp_path / "model.pt")
+    module = qnnpy.from_torch(scripted, (x,))
+    assert module.params.keys() == eager_module.params.keys()
+    _assert_bit_exact(scripted, module, x)
