@@ -73,3 +73,17 @@ def test_bad_example_input_type_is_refused():
     model, _ = quantized(Wrapped(nn.Identity()).body, (3, 4, 4))
     with pytest.raises(ConversionError, match="must be a float tensor"):
         qnnpy.from_torch(model, (torch.zeros(1, 3, 4, 4, dtype=torch.int64),))
+
+
+def test_dynamic_quantized_model_is_refused_naming_its_modules():
+    model = nn.Sequential(nn.Linear(8, 4), nn.ReLU(), nn.Linear(4, 2)).eval()
+    dynamic = torch.ao.quantization.quantize_dynamic(model, {nn.Linear}, dtype=torch.qint8)
+    with pytest.raises(ConversionError, match=r"dynamically quantized: 0 \(Linear\), 2 \(Linear\).*Quantize statically"):
+        qnnpy.from_torch(dynamic, (torch.randn(1, 8),))
+
+
+def test_dynamic_quantized_torchscript_lists_its_dynamic_ops():
+    model = nn.Sequential(nn.Linear(8, 4), nn.ReLU()).eval()
+    scripted = torch.jit.script(torch.ao.quantization.quantize_dynamic(model, {nn.Linear}, dtype=torch.qint8))
+    with pytest.raises(ConversionError, match="linear_dynamic"):
+        qnnpy.from_torch(scripted, (torch.randn(1, 8),))

@@ -1,7 +1,7 @@
 """Walks a captured graph and converts each op through the converter table."""
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any, Iterator, Sequence
 
 import torch
 import torch.fx
@@ -32,6 +32,34 @@ def _outputs(arg: Any) -> list[torch.fx.Node]:
     if isinstance(arg, (tuple, list)):
         return [n for a in arg for n in _outputs(a)]
     raise ConversionError(f"model output {arg!r:.60} is not a tensor")
+
+
+def _node_kinds(nodes: Any) -> Iterator[str]:
+    """Kinds of TorchScript nodes, including those inside if/loop blocks."""
+    for n in nodes:
+        yield n.kind()
+        for block in n.blocks():
+            yield from _node_kinds(block.nodes())
+
+
+def _refuse_dynamic_quantization(model: torch.nn.Module) -> None:
+    """Dynamic quantization computes activation qparams from each input at run time; a
+    static QDQ module (every tensor with fixed qparams) cannot express that."""
+    import torch.ao.nn.quantized.dynamic as nnqd
+
+    if isinstance(model, torch.jit.ScriptModule):
+        kinds = sorted({kind for kind in _node_kinds(model.inlined_graph.nodes()) if kind.endswith("_dynamic")})
+        dynamic = [(type(model).__name__, kind) for kind in kinds]
+    else:
+        dynamic = [(path, type(m).__name__) for path, m in model.named_modules()
+                   if type(m).__module__.startswith(nnqd.__name__)]
+    if dynamic:
+        listed = ", ".join(f"{path or '(model)'} ({name})" for path, name in dynamic)
+        raise ConversionError(
+            f"{type(model).__name__} is dynamically quantized: {listed}. Dynamic quantization keeps float "
+            "activations and picks their qparams per input at run time, which a static QDQ module cannot "
+            "express. Quantize statically instead (prepare / calibrate / convert, or prepare_fx / convert_fx)."
+        )
 
 
 def convert_captured(captured: CapturedGraph) -> QDQModule:
@@ -101,6 +129,7 @@ def from_torch(model: torch.nn.Module, example_inputs: Sequence[torch.Tensor] | 
         raise ConversionError(f"{type(model).__name__} is in training mode; call model.eval() before converting")
     if isinstance(example_inputs, torch.Tensor):
         example_inputs = (example_inputs,)
+    _refuse_dynamic_quantization(model)
     return convert_captured(capture(model, tuple(example_inputs)))
 
 
