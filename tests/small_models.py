@@ -195,6 +195,21 @@ class Pools(nn.Module):
         return self.up(a), b, torch.nn.functional.interpolate(c, size=(5, 7), mode="nearest")
 
 
+class Normalized(nn.Module):
+    """conv -> a separate (unfused) BatchNorm2d with non-trivial running statistics -> relu."""
+
+    def __init__(self, relu: bool):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 21, 3, padding=1)
+        self.bn = nn.BatchNorm2d(21)
+        self.bn.running_mean.normal_(0.0, 0.5)
+        self.bn.running_var.uniform_(0.2, 3.0)
+        self.relu = nn.ReLU() if relu else nn.Identity()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.relu(self.bn(self.conv(x)))
+
+
 def op_cases() -> dict[str, tuple[nn.Module, tuple[int, ...]]]:
     """name -> (body, input shape) for the ops beyond conv/linear/add."""
     return {
@@ -209,4 +224,5 @@ def op_cases() -> dict[str, tuple[nn.Module, tuple[int, ...]]]:
         "cat_nhwc": (Concat(), (3, 7, 9)),
         "channel_shuffle_mean": (ChannelShuffle(), (3, 9, 7)),
         "avg_pool_upsample": (Pools(), (3, 12, 13)),
+        "batch_norm": (Normalized(False), (3, 7, 9)),
     }

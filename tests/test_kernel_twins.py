@@ -163,6 +163,11 @@ def test_table_mul_cat_and_avg_pool_twins(shape, dtype, zp, profile):
         outs.append(g.add_node("avg_pool2d", [a], name, name, dtype, 0.021, zp, ints={
             "kernel": [3, 2], "stride": [2, 1], "padding": [1, 1], "ceil_mode": [ceil],
             "count_include_pad": [include_pad], "divisor_override": [divisor]}))
+    c = shape[1]
+    for relu in (False, True):
+        outs.append(g.add_batch_norm2d(a, f"bn{relu}", f"bn{relu}", rng.standard_normal(c).astype(np.float32),
+                                       rng.standard_normal(c).astype(np.float32), rng.standard_normal(c).astype(np.float32),
+                                       rng.uniform(0.1, 2.0, c).astype(np.float32), 1e-5, relu, dtype, 0.04, zp))
     for i, y in enumerate(outs):
         g.mark_output(g.add_node("dequantize", [y], f"dq{i}", f"dq{i}", "float32"))
     _run_both(g, (rng.standard_normal(shape) * 3).astype(np.float32), profile)

@@ -11,7 +11,7 @@ import torch
 import qnnpy
 from qnnpy import tvm_bridge
 from conftest import lsb_diff
-from small_models import op_cases, quantized
+from small_models import Normalized, op_cases, quantized
 
 # Ops whose QNNPACK kernels we do not reproduce (avg_pool2d and mean have fixed-point
 # QNNPACK kernels of their own): checked under the fbgemm engine only.
@@ -79,3 +79,13 @@ def test_qnnpack_clamp_layout_quirk(name):
     assert conv_out.is_contiguous(memory_format=torch.channels_last)
     assert not np.array_equal(ours, torch_out)
     np.testing.assert_array_equal(ours.transpose(0, 2, 3, 1).reshape(-1), torch_out.reshape(-1))
+
+
+@pytest.mark.parametrize("engine, profile", [("fbgemm", "fbgemm"), ("qnnpack", "int32_bias")])
+def test_fused_bn_relu_matches_torch(engine, profile):
+    model, x = quantized(Normalized(relu=True), (3, 7, 9), fuse=[["body.bn", "body.relu"]])
+    assert type(model.body.bn).__name__ == "BNReLU2d"
+    module = qnnpy.from_torch(model, (x,))
+    torch.backends.quantized.engine = engine
+    report = qnnpy.compare(copy.deepcopy(model), module, [x], profiles=[profile])
+    assert report.all_identical(profile), report.table()

@@ -121,6 +121,29 @@ def convert_quantized_linear_relu_fn(ctx: ConversionContext, node: torch.fx.Node
     return _linear_packed(ctx, node, ctx.example(node.args[1]), relu=True)
 
 
+def _batch_norm2d(ctx: ConversionContext, node: torch.fx.Node, relu: bool) -> int:
+    m = ctx.module(node)
+    where = ctx.source(node)
+
+    def values(t: torch.Tensor) -> Any:
+        return t.detach().float().numpy()
+
+    return ctx.graph.add_batch_norm2d(
+        ctx.value(node.args[0], node), where, where, values(m.weight), values(m.bias), values(m.running_mean),
+        values(m.running_var), float(m.eps), relu, **ctx.quantized_output(node),
+    )
+
+
+def convert_batch_norm2d(ctx: ConversionContext, node: torch.fx.Node) -> int:
+    """Quantized ``BatchNorm2d``: float gamma, beta, mean and variance, requantized output."""
+    return _batch_norm2d(ctx, node, relu=False)
+
+
+def convert_bn_relu2d(ctx: ConversionContext, node: torch.fx.Node) -> int:
+    """Quantized ``BNReLU2d``: batch norm with the ReLU fused before requantization."""
+    return _batch_norm2d(ctx, node, relu=True)
+
+
 # --- element-wise ----------------------------------------------------------------
 
 def convert_add(ctx: ConversionContext, node: torch.fx.Node) -> int:
@@ -371,6 +394,8 @@ CONVERTERS: dict[Any, Converter] = {
     torch.ops.quantized.conv2d_relu: convert_quantized_conv2d_relu_fn,
     torch.ops.quantized.linear: convert_quantized_linear_fn,
     torch.ops.quantized.linear_relu: convert_quantized_linear_relu_fn,
+    nnq.BatchNorm2d: convert_batch_norm2d,
+    nniq.BNReLU2d: convert_bn_relu2d,
     torch.ops.quantized.add: convert_add,
     torch.ops.quantized.add_relu: convert_add_relu,
     torch.ops.quantized.mul: convert_mul,

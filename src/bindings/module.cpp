@@ -219,6 +219,27 @@ PYBIND11_MODULE(_core, m) {
           py::arg("x"), py::arg("source"), py::arg("name"), py::arg("weight"), py::arg("weight_scale"),
           py::arg("weight_zero_point"), py::arg("weight_axis"), py::arg("bias"), py::arg("relu"),
           py::arg("out_dtype"), py::arg("out_scale"), py::arg("out_zero_point"), py::arg("expected_shape") = Shape{})
+      .def(
+          "add_batch_norm2d",
+          [](Graph& g, int x, const std::string& source, const std::string& name, const FloatArray& weight,
+             const FloatArray& bias, const FloatArray& mean, const FloatArray& var, double eps, bool relu,
+             const std::string& out_dtype, float out_scale, int out_zero_point, const Shape& expected_shape) {
+            const int64_t c = weight.size();
+            if (bias.size() != c || mean.size() != c || var.size() != c) {
+              throw std::invalid_argument(source + ": batch norm weight, bias, mean and var differ in length");
+            }
+            Node n;
+            n.op = "batch_norm2d";
+            n.source = source;
+            n.inputs = {x};
+            n.ints = {{"relu", {relu}}};
+            n.floats = {{"eps", eps}};
+            n.params = add_batch_norm_params(g, name, c, weight.data(), bias.data(), mean.data(), var.data());
+            return g.add_node(std::move(n), make_output(name, out_dtype, out_scale, out_zero_point), expected_shape);
+          },
+          py::arg("x"), py::arg("source"), py::arg("name"), py::arg("weight"), py::arg("bias"), py::arg("mean"),
+          py::arg("var"), py::arg("eps"), py::arg("relu"), py::arg("out_dtype"), py::arg("out_scale"),
+          py::arg("out_zero_point"), py::arg("expected_shape") = Shape{})
       .def("mark_output", &Graph::mark_output, py::arg("value"))
       .def("script", &emit_tvmscript, py::arg("func_name") = "main", "The module as Relax TVMScript text.")
       .def("exported_params",

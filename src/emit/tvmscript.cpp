@@ -159,6 +159,13 @@ class Emitter {
       std::string b = dequantize_value(n.inputs[1], o + "_b");
       std::string y = emit(o + (n.op == "add" ? "_sum" : "_prod"), (n.op == "add" ? "R.add(" : "R.multiply(") + a + ", " + b + ")");
       quantize_to(out, bias_and_relu(n, y, o, 0));
+    } else if (n.op == "batch_norm2d") {
+      std::string x = dequantize_value(n.inputs[0], o + "_x");
+      std::string args;
+      for (const char* role : {"bn_weight", "bn_bias", "bn_running_mean", "bn_running_var"}) args += ", " + g_.node_param(n, role).name;
+      std::string bn = emit(o + "_bn", "R.nn.batch_norm(" + x + args + ", axis=1, epsilon=" + float_literal(n.float_attr("eps")) +
+                                           ", training=False)");
+      quantize_to(out, bias_and_relu(n, emit(o + "_norm", bn + "[0]"), o, 4));
     } else if (n.op == "cat") {
       std::string parts = "(";
       for (size_t i = 0; i < n.inputs.size(); ++i) parts += dequantize_value(n.inputs[i], o + "_in" + std::to_string(i)) + ", ";

@@ -262,6 +262,19 @@ Shape mean(const Checker& c, const Value&) {
   return {x.shape[0], x.shape[1]};
 }
 
+Shape batch_norm2d(const Checker& c, const Value&) {
+  c.inputs(1);
+  const Value& x = c.in(0);
+  c.quantized(x);
+  c.rank(x, 4);
+  for (const char* role : {"bn_weight", "bn_bias", "bn_running_mean", "bn_running_var"}) {
+    const Param& p = c.g.node_param(c.n, role);
+    if (p.dtype != DType::Float32 || p.shape != Shape{x.shape[1]}) c.fail(std::string(role) + " must be float32 (C,)");
+  }
+  if (!(c.n.float_attr("eps") >= 0.0)) c.fail("eps must be >= 0");
+  return x.shape;
+}
+
 using Rule = std::function<Shape(const Checker&, const Value&)>;
 
 // A unary op that needs the given float attributes.
@@ -283,6 +296,7 @@ const std::map<std::string, Rule>& requantizing_ops() {
       {"add_scalar", unary_with(std::vector<std::string>{"scalar"})},
       {"mul_scalar", unary_with(std::vector<std::string>{"scalar"})},
       {"cat", cat},
+      {"batch_norm2d", batch_norm2d},
       {"hardswish", unary},
       {"hardsigmoid", unary},
       {"sigmoid", unary},

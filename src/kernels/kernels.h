@@ -114,6 +114,16 @@ struct MulParams {
   int32_t a_zp, b_zp, out_zp, lo, hi;
 };
 
+// PyTorch's quantized batch norm (q_batch_norm_kernel) over NHWC rows of c channels:
+//   channels [0, 8 floor(c/8)): v = fma(alpha[ch], float(q - in_zp), beta[ch])   (vector lanes)
+//   the rest:                   v = fl(fl(alpha[ch] * float(q - in_zp)) + beta[ch])  (scalar tail)
+//   y = clamp(rne(v) + out_zp, lo, hi)
+struct BatchNormParams {
+  const float* alpha;
+  const float* beta;
+  int32_t in_zp, out_zp, lo, hi;
+};
+
 struct KernelSet {
   // c[m][j] = sum_k a[m][k] * b[k][j]; a is m x kp int16 (kp even), b packed by pack_b.
   void (*gemm_s16)(const int16_t* a, int64_t m, int64_t kp, const int16_t* b_packed, int64_t n, int32_t* c, int64_t ldc);
@@ -136,6 +146,8 @@ struct KernelSet {
   void (*mul)(const uint8_t* a, const uint8_t* b, int64_t n, bool is_signed, const MulParams& p, uint8_t* out);
   // s carries kernel, stride and padding (dilation 1).
   void (*avg_pool2d)(const uint8_t* x, const Pool2dShape& s, bool is_signed, const AvgPool2dParams& p, uint8_t* out);
+  void (*batch_norm)(const uint8_t* x, int64_t pixels, int64_t c, bool is_signed, const BatchNormParams& p,
+                     uint8_t* out);
 };
 
 const KernelSet& kernel_set(Isa isa);

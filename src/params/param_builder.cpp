@@ -87,4 +87,17 @@ LayerParams add_layer_params(Graph& g, const std::string& prefix, const WeightVi
   return out;
 }
 
+std::map<std::string, int> add_batch_norm_params(Graph& g, const std::string& prefix, int64_t channels,
+                                                 const float* weight, const float* bias, const float* mean,
+                                                 const float* var) {
+  std::map<std::string, int> roles;
+  const std::pair<const char*, const float*> parts[] = {
+      {"weight", weight}, {"bias", bias}, {"running_mean", mean}, {"running_var", var}};
+  for (const auto& [suffix, data] : parts) {
+    roles[std::string("bn_") + suffix] = g.add_param(make_param(g.unique_name(prefix + "_" + suffix), DType::Float32,
+                                                                Shape{channels}, data));
+  }
+  return roles;
+}
+
 }  // namespace qnnpy

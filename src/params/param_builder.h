@@ -2,6 +2,9 @@
 // is, and the int32 bias quantized with scale s_in * s_w[c].
 #pragma once
 
+#include <map>
+#include <string>
+
 #include <cstdint>
 #include <string>
 
@@ -35,5 +38,11 @@ int32_t quantize_bias(float bias, float scale, bool* saturated);
 // `bias` may be null; otherwise it holds shape[0] floats.
 LayerParams add_layer_params(Graph& g, const std::string& prefix, const WeightView& w, const float* bias,
                              float input_scale);
+
+// Adds the float32 per-channel params of a batch norm (exported: the Relax
+// function takes them as R.nn.batch_norm's gamma, beta, mean and variance).
+std::map<std::string, int> add_batch_norm_params(Graph& g, const std::string& prefix, int64_t channels,
+                                                 const float* weight, const float* bias, const float* mean,
+                                                 const float* var);
 
 }  // namespace qnnpy

@@ -23,5 +23,7 @@ void adaptive_avg_pool2d_avx2(const uint8_t* x, const Pool2dShape& s, bool is_si
 void lookup_avx2(const uint8_t* x, int64_t n, const uint8_t* table, uint8_t* out);
 void mul_avx2(const uint8_t* a, const uint8_t* b, int64_t n, bool is_signed, const MulParams& p, uint8_t* out);
 void avg_pool2d_avx2(const uint8_t* x, const Pool2dShape& s, bool is_signed, const AvgPool2dParams& p, uint8_t* out);
+void batch_norm_avx2(const uint8_t* x, int64_t pixels, int64_t c, bool is_signed, const BatchNormParams& p,
+                      uint8_t* out);
 
 }  // namespace qnnpy

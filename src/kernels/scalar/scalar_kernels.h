@@ -23,6 +23,8 @@ void adaptive_avg_pool2d_scalar(const uint8_t* x, const Pool2dShape& s, bool is_
 void lookup_scalar(const uint8_t* x, int64_t n, const uint8_t* table, uint8_t* out);
 void mul_scalar(const uint8_t* a, const uint8_t* b, int64_t n, bool is_signed, const MulParams& p, uint8_t* out);
 void avg_pool2d_scalar(const uint8_t* x, const Pool2dShape& s, bool is_signed, const AvgPool2dParams& p, uint8_t* out);
+void batch_norm_scalar(const uint8_t* x, int64_t pixels, int64_t c, bool is_signed, const BatchNormParams& p,
+                      uint8_t* out);
 
 // One element of the float add: `fma_dequant` selects PyTorch's vector-lane
 // dequantization fma(s, q, fl(s * -zp)) over its scalar-lane fl(s * (q - zp)).
@@ -40,6 +42,8 @@ struct AvgPoolTaps {
 AvgPoolTaps avg_pool_taps(const Pool2dShape& s, const AvgPool2dParams& p, int64_t oy, int64_t ox);
 // One output channel of avg_pool2d from acc = sum - zp * taps.
 int32_t avg_pool2d_output(int32_t acc, float mult, const AvgPool2dParams& p);
+// One channel of the batch norm: `vector_lane` selects PyTorch's fma over its scalar mul + add.
+int32_t batch_norm_one(int32_t q, float alpha, float beta, const BatchNormParams& p, bool vector_lane);
 // One element of QNNPACK's fixed-point add.
 int32_t add_fixed_one(int32_t qa, int32_t qb, const AddFixedParams& p);
 

@@ -27,6 +27,7 @@ const OpRunner* find_op_runner(const std::string& op) {
       {"add_scalar", run_unary},
       {"mul_scalar", run_unary},
       {"cat", run_cat},
+      {"batch_norm2d", run_batch_norm2d},
       {"avg_pool2d", run_avg_pool2d},
       {"mean", run_mean},
       {"permute", run_permute},

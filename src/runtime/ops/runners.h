@@ -15,6 +15,8 @@ void run_relu(const OpArgs& a);
 void run_mul(const OpArgs& a);
 // unary_ops.cpp: hardswish, hardsigmoid, sigmoid, leaky_relu, clamp, add_scalar, mul_scalar
 void run_unary(const OpArgs& a);
+// norm_ops.cpp
+void run_batch_norm2d(const OpArgs& a);
 // concat_ops.cpp
 void run_cat(const OpArgs& a);
 // pool_ops.cpp
