@@ -210,6 +210,19 @@ class Normalized(nn.Module):
         return self.relu(self.bn(self.conv(x)))
 
 
+class Sequence1d(nn.Module):
+    """conv1d (stride, padding, groups) -> relu -> conv1d (dilation), on (N, C, L) signals."""
+
+    def __init__(self):
+        super().__init__()
+        self.a = nn.Conv1d(4, 10, 5, stride=2, padding=2, groups=2)
+        self.relu = nn.ReLU()
+        self.b = nn.Conv1d(10, 7, 3, dilation=2)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.b(self.relu(self.a(x)))
+
+
 def op_cases() -> dict[str, tuple[nn.Module, tuple[int, ...]]]:
     """name -> (body, input shape) for the ops beyond conv/linear/add."""
     return {
@@ -225,4 +238,5 @@ def op_cases() -> dict[str, tuple[nn.Module, tuple[int, ...]]]:
         "channel_shuffle_mean": (ChannelShuffle(), (3, 9, 7)),
         "avg_pool_upsample": (Pools(), (3, 12, 13)),
         "batch_norm": (Normalized(False), (3, 7, 9)),
+        "conv1d": (Sequence1d(), (4, 29)),
     }

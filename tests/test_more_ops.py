@@ -11,7 +11,7 @@ import torch
 import qnnpy
 from qnnpy import tvm_bridge
 from conftest import lsb_diff
-from small_models import Normalized, op_cases, quantized
+from small_models import Normalized, Sequence1d, op_cases, quantized
 
 # Ops whose QNNPACK kernels we do not reproduce (avg_pool2d and mean have fixed-point
 # QNNPACK kernels of their own): checked under the fbgemm engine only.
@@ -81,10 +81,18 @@ def test_qnnpack_clamp_layout_quirk(name):
     np.testing.assert_array_equal(ours.transpose(0, 2, 3, 1).reshape(-1), torch_out.reshape(-1))
 
 
+FUSED = {
+    "BNReLU2d": (lambda: Normalized(relu=True), (3, 7, 9), ["body.bn", "body.relu"], "bn"),
+    "ConvReLU1d": (Sequence1d, (4, 29), ["body.a", "body.relu"], "a"),
+}
+
+
+@pytest.mark.parametrize("fused", sorted(FUSED))
 @pytest.mark.parametrize("engine, profile", [("fbgemm", "fbgemm"), ("qnnpack", "int32_bias")])
-def test_fused_bn_relu_matches_torch(engine, profile):
-    model, x = quantized(Normalized(relu=True), (3, 7, 9), fuse=[["body.bn", "body.relu"]])
-    assert type(model.body.bn).__name__ == "BNReLU2d"
+def test_fused_relu_modules_match_torch(fused, engine, profile):
+    body, shape, names, attr = FUSED[fused]
+    model, x = quantized(body(), shape, fuse=[names])
+    assert type(getattr(model.body, attr)).__name__ == fused
     module = qnnpy.from_torch(model, (x,))
     torch.backends.quantized.engine = engine
     report = qnnpy.compare(copy.deepcopy(model), module, [x], profiles=[profile])

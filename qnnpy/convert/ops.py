@@ -68,6 +68,34 @@ def _conv2d_packed(ctx: ConversionContext, node: torch.fx.Node, packed: object, 
     )
 
 
+def _conv1d(ctx: ConversionContext, node: torch.fx.Node, relu: bool) -> int:
+    """PyTorch runs a quantized conv1d as a conv2d over (N, C, 1, L) with its packed
+    (OC, IC/G, 1, K) weight; qnnpy emits the same: reshape -> conv2d -> reshape."""
+    where = ctx.source(node)
+    n, c, length = ctx.example(node.args[0]).shape
+    x = ctx.graph.add_node("reshape", [ctx.value(node.args[0], node)], where, f"{where}_nchw",
+                           ints={"shape": [n, c, 1, length]}, floats={},
+                           **{**ctx.quantized_output(node.args[0]), "expected_shape": [n, c, 1, length]})
+    state = conv_state(ctx.module(node)._packed_params, where)
+    out = ctx.quantized_output(node)
+    oc, out_length = out["expected_shape"][1:]
+    y = ctx.graph.add_conv2d(
+        x, where, f"{where}_conv2d", state.version, state.config, state.weight.data, state.weight.scale,
+        state.weight.zero_point, state.weight.axis, state.bias, relu, **{**out, "expected_shape": [n, oc, 1, out_length]},
+    )
+    return ctx.graph.add_node("reshape", [y], where, where, ints={"shape": out["expected_shape"]}, floats={}, **out)
+
+
+def convert_conv1d(ctx: ConversionContext, node: torch.fx.Node) -> int:
+    """Quantized ``Conv1d``."""
+    return _conv1d(ctx, node, relu=False)
+
+
+def convert_conv_relu1d(ctx: ConversionContext, node: torch.fx.Node) -> int:
+    """Quantized ``ConvReLU1d``."""
+    return _conv1d(ctx, node, relu=True)
+
+
 def convert_conv2d(ctx: ConversionContext, node: torch.fx.Node) -> int:
     """Quantized ``Conv2d``: int8 weight, int32 bias, requantized output."""
     return _conv2d(ctx, node, relu=False)
@@ -386,6 +414,8 @@ CONVERTERS: dict[Any, Converter] = {
     nnq.DeQuantize: convert_dequantize,
     torch.dequantize: convert_dequantize,
     "Tensor.dequantize": convert_dequantize,
+    nnq.Conv1d: convert_conv1d,
+    nniq.ConvReLU1d: convert_conv_relu1d,
     nnq.Conv2d: convert_conv2d,
     nniq.ConvReLU2d: convert_conv_relu2d,
     nnq.Linear: convert_linear,
