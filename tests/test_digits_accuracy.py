@@ -80,3 +80,13 @@ def test_tvm_top1_accuracy_within_half_a_point_of_quantized_pytorch(setup, capsy
               f"{int((got.argmax(1) == expected.argmax(1)).sum())}/{len(labels)} predictions identical, "
               f"{(steps == 0).mean():.2%} of logits identical, max {int(steps.max())} LSB")
     assert abs(tvm_accuracy - pytorch_accuracy) <= 0.005
+
+
+def test_fx_quantized_model_runs_bit_exact(setup):
+    x, labels = setup.data.test_x, setup.data.test_y
+    fx_model = digits.quantize_fx(setup.float_model, setup.data, engine="fbgemm")
+    with torch.no_grad():
+        expected = fx_model(x).numpy()
+    result = qnnpy.from_torch(fx_model, (x,)).run(x.numpy(), profile="fbgemm")
+    np.testing.assert_array_equal(result.dequantized, expected)
+    assert digits.accuracy(torch.from_numpy(expected), labels) > 0.9

@@ -2,10 +2,8 @@
 // is, and the int32 bias quantized with scale s_in * s_w[c].
 #pragma once
 
-#include <map>
-#include <string>
-
 #include <cstdint>
+#include <map>
 #include <string>
 
 #include "ir/graph.h"
