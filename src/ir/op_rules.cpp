@@ -239,16 +239,11 @@ Shape slice(const Checker& c, const Value&) {
   return out;
 }
 
-Shape upsample_nearest2d(const Checker& c, const Value&) {
-  c.inputs(1);
-  const Value& x = c.in(0);
-  c.quantized(x);
-  c.rank(x, 4);
-  auto size = c.pair("output_size");
-  c.positive(size, "output_size");
+// Like adaptive_avg_pool2d, the output size is an attribute; PyTorch's scale factors (0: none) pick the source pixels.
+Shape upsample_nearest2d(const Checker& c, const Value& out) {
   c.n.float_attr("scale_h");
   c.n.float_attr("scale_w");
-  return {x.shape[0], x.shape[1], size[0], size[1]};
+  return adaptive_avg_pool2d(c, out);
 }
 
 // Mean over the spatial axes (2, 3) of a 4-D tensor.
