@@ -223,6 +223,23 @@ class Sequence1d(nn.Module):
         return self.b(self.relu(self.a(x)))
 
 
+class Upsampling(nn.Module):
+    """conv -> transposed convs (stride 2 with output padding; groups, dilation and a large padding)."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 8, 3)
+        self.up = nn.ConvTranspose2d(8, 6, 3, stride=2, padding=1, output_padding=1)
+        self.mix = nn.ConvTranspose2d(6, 4, (3, 2), stride=(1, 3), padding=(2, 0), dilation=(1, 2), groups=2)
+        # PyTorch quantizes transposed-conv weights per tensor only.
+        per_tensor = QConfig(activation=torch.ao.quantization.get_default_qconfig("fbgemm").activation,
+                             weight=default_weight_observer)
+        self.up.qconfig = self.mix.qconfig = per_tensor
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.mix(self.up(self.conv(x)))
+
+
 def op_cases() -> dict[str, tuple[nn.Module, tuple[int, ...]]]:
     """name -> (body, input shape) for the ops beyond conv/linear/add."""
     return {
@@ -239,4 +256,5 @@ def op_cases() -> dict[str, tuple[nn.Module, tuple[int, ...]]]:
         "avg_pool_upsample": (Pools(), (3, 12, 13)),
         "batch_norm": (Normalized(False), (3, 7, 9)),
         "conv1d": (Sequence1d(), (4, 29)),
+        "conv_transpose2d": (Upsampling(), (3, 7, 9)),
     }

@@ -171,3 +171,18 @@ def test_table_mul_cat_and_avg_pool_twins(shape, dtype, zp, profile):
     for i, y in enumerate(outs):
         g.mark_output(g.add_node("dequantize", [y], f"dq{i}", f"dq{i}", "float32"))
     _run_both(g, (rng.standard_normal(shape) * 3).astype(np.float32), profile)
+
+
+@pytest.mark.parametrize("input_zp", [0, 200])
+@pytest.mark.parametrize("profile", ["int32_bias", "fbgemm"])
+def test_conv_transpose_twins(input_zp, profile):
+    rng = np.random.default_rng(input_zp + 3)
+    g = _core.Graph()
+    x = _quantized_input(g, (2, 6, 5, 7), 0.05, input_zp)
+    w = rng.integers(-128, 128, (6, 5, 3, 4), dtype=np.int8)
+    # stride (2, 3), padding (1, 2), dilation (1, 2), output_padding (1, 0), groups 1, transposed
+    config = np.array([2, 2, 3, 1, 2, 1, 2, 1, 0, 1, 1], np.int64)
+    y = g.add_conv_transpose2d(x, "up", "up", 2, config, w, np.array([0.02]), np.array([0]), -1,
+                               rng.standard_normal(5).astype(np.float32), True, "uint8", 0.3, 11)
+    g.mark_output(g.add_node("dequantize", [y], "dq", "dq", "float32"))
+    _run_both(g, (rng.standard_normal((2, 6, 5, 7)) * 3).astype(np.float32), profile)

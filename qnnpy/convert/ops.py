@@ -96,6 +96,16 @@ def convert_conv_relu1d(ctx: ConversionContext, node: torch.fx.Node) -> int:
     return _conv1d(ctx, node, relu=True)
 
 
+def convert_conv_transpose2d(ctx: ConversionContext, node: torch.fx.Node) -> int:
+    """Quantized ``ConvTranspose2d``: int8 (in, out/groups, kh, kw) weight, int32 bias, requantized output."""
+    where = ctx.source(node)
+    state = conv_state(ctx.module(node)._packed_params, where)
+    return ctx.graph.add_conv_transpose2d(
+        ctx.value(node.args[0], node), where, where, state.version, state.config, state.weight.data,
+        state.weight.scale, state.weight.zero_point, state.weight.axis, state.bias, False, **ctx.quantized_output(node),
+    )
+
+
 def convert_conv2d(ctx: ConversionContext, node: torch.fx.Node) -> int:
     """Quantized ``Conv2d``: int8 weight, int32 bias, requantized output."""
     return _conv2d(ctx, node, relu=False)
@@ -417,6 +427,7 @@ CONVERTERS: dict[Any, Converter] = {
     nnq.Conv1d: convert_conv1d,
     nniq.ConvReLU1d: convert_conv_relu1d,
     nnq.Conv2d: convert_conv2d,
+    nnq.ConvTranspose2d: convert_conv_transpose2d,
     nniq.ConvReLU2d: convert_conv_relu2d,
     nnq.Linear: convert_linear,
     nniq.LinearReLU: convert_linear_relu,

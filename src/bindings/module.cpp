@@ -95,18 +95,20 @@ py::dict node_info(const Graph& g, const Node& n) {
 
 int add_weighted_layer(Graph& g, const std::string& op, int x, const std::string& source, const std::string& name,
                        const Int8Array& weight, const FloatArray& weight_scale, const IntArray& weight_zero_point,
-                       int weight_axis, std::optional<FloatArray> bias, Node node, Value out, const Shape& expected) {
+                       int weight_axis, std::optional<FloatArray> bias, Node node, Value out, const Shape& expected,
+                       int64_t out_channels = -1) {
   WeightView w;
   w.data = weight.data();
   w.shape = shape_of(weight);
   w.q = make_qparams(weight_scale, weight_zero_point, weight_axis);
   const Value& in = g.value(x);
   if (in.q.scale.size() != 1) throw std::invalid_argument(op + " (" + source + "): input must be quantized per tensor");
-  if (bias && bias->size() != w.shape.at(0)) {
+  const int64_t channels = out_channels < 0 ? w.shape.at(0) : out_channels;
+  if (bias && bias->size() != channels) {
     throw std::invalid_argument(op + " (" + source + "): bias has " + std::to_string(bias->size()) + " values for " +
-                                std::to_string(w.shape[0]) + " output channels");
+                                std::to_string(channels) + " output channels");
   }
-  LayerParams lp = add_layer_params(g, name, w, bias ? bias->data() : nullptr, in.q.scale[0]);
+  LayerParams lp = add_layer_params(g, name, w, bias ? bias->data() : nullptr, in.q.scale[0], channels);
   node.op = op;
   node.source = source;
   node.inputs = {x};
@@ -199,6 +201,38 @@ PYBIND11_MODULE(_core, m) {
             return add_weighted_layer(g, "conv2d", x, source, name, weight, weight_scale, weight_zero_point,
                                       weight_axis, bias, std::move(n),
                                       make_output(name, out_dtype, out_scale, out_zero_point), expected_shape);
+          },
+          py::arg("x"), py::arg("source"), py::arg("name"), py::arg("state_version"), py::arg("config"),
+          py::arg("weight"), py::arg("weight_scale"), py::arg("weight_zero_point"), py::arg("weight_axis"),
+          py::arg("bias"), py::arg("relu"), py::arg("out_dtype"), py::arg("out_scale"), py::arg("out_zero_point"),
+          py::arg("expected_shape") = Shape{})
+      .def(
+          "add_conv_transpose2d",
+          [](Graph& g, int x, const std::string& source, const std::string& name, int state_version,
+             const IntArray& config, const Int8Array& weight, const FloatArray& weight_scale,
+             const IntArray& weight_zero_point, int weight_axis, std::optional<FloatArray> bias, bool relu,
+             const std::string& out_dtype, float out_scale, int out_zero_point, const Shape& expected_shape) {
+            ConvConfig c;
+            try {
+              c = decode_conv_config(state_version, to_vector<int64_t>(config));
+            } catch (const std::invalid_argument& e) {
+              throw std::invalid_argument(source + ": " + e.what());
+            }
+            if (c.spatial_dims != 2 || !c.transpose) {
+              throw std::invalid_argument(source + ": conv_transpose2d needs a transposed 2-D conv configuration");
+            }
+            if (weight_axis >= 0) {
+              throw std::invalid_argument(source + ": per-channel weights of a transposed conv are not supported "
+                                                   "(PyTorch does not produce them either)");
+            }
+            if (weight.ndim() != 4) throw std::invalid_argument(source + ": conv_transpose2d weight must be 4-D");
+            Node n;
+            n.ints = {{"stride", c.stride}, {"padding", c.padding}, {"output_padding", c.output_padding},
+                      {"dilation", c.dilation}, {"groups", {c.groups}}, {"relu", {relu}}};
+            return add_weighted_layer(g, "conv_transpose2d", x, source, name, weight, weight_scale, weight_zero_point,
+                                      weight_axis, bias, std::move(n),
+                                      make_output(name, out_dtype, out_scale, out_zero_point), expected_shape,
+                                      weight.shape(1) * c.groups);
           },
           py::arg("x"), py::arg("source"), py::arg("name"), py::arg("state_version"), py::arg("config"),
           py::arg("weight"), py::arg("weight_scale"), py::arg("weight_zero_point"), py::arg("weight_axis"),

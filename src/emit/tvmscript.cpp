@@ -148,6 +148,15 @@ class Emitter {
                                             ", dilation=" + int_list(n.ints_attr("dilation")) +
                                             ", groups=" + std::to_string(n.int_attr("groups")) + ")");
       quantize_to(out, bias_and_relu(n, y, o, 4));
+    } else if (n.op == "conv_transpose2d") {
+      std::string x = dequantize_value(n.inputs[0], o + "_x");
+      std::string w = dequantize_param(g_.node_param(n, "weight"), o + "_w");
+      std::string y = emit(o + "_deconv", "R.nn.conv2d_transpose(" + x + ", " + w + ", strides=" + int_list(n.ints_attr("stride")) +
+                                              ", padding=" + padding4(n.ints_attr("padding")) +
+                                              ", output_padding=" + int_list(n.ints_attr("output_padding")) +
+                                              ", dilation=" + int_list(n.ints_attr("dilation")) +
+                                              ", groups=" + std::to_string(n.int_attr("groups")) + ")");
+      quantize_to(out, bias_and_relu(n, y, o, 4));
     } else if (n.op == "linear") {
       std::string x = dequantize_value(n.inputs[0], o + "_x");
       std::string w = dequantize_param(g_.node_param(n, "weight"), o + "_w");

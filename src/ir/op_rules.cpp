@@ -72,6 +72,34 @@ Shape conv2d(const Checker& c, const Value&) {
   return out;
 }
 
+// PyTorch's ConvTranspose2d: weight (in, out / groups, kh, kw);
+// out = (in - 1) * stride - 2 * padding + dilation * (k - 1) + output_padding + 1.
+Shape conv_transpose2d(const Checker& c, const Value&) {
+  c.inputs(1);
+  const Value& x = c.in(0);
+  c.quantized(x);
+  c.rank(x, 4);
+  const Param& w = c.g.node_param(c.n, "weight");
+  if (w.dtype != DType::Int8 || w.shape.size() != 4) c.fail("weight must be int8 (in, out/groups, kh, kw)");
+  auto stride = c.pair("stride"), padding = c.pair("padding"), dilation = c.pair("dilation");
+  auto output_padding = c.pair("output_padding");
+  c.positive(stride, "stride");
+  c.positive(dilation, "dilation");
+  const int64_t groups = c.n.int_attr("groups");
+  if (groups < 1 || w.shape[0] != x.shape[1] || x.shape[1] % groups) {
+    c.fail("weight " + shape_str(w.shape) + " does not fit input " + shape_str(x.shape) + " with groups=" + std::to_string(groups));
+  }
+  Shape out{x.shape[0], w.shape[1] * groups, 0, 0};
+  for (int i = 0; i < 2; ++i) {
+    if (output_padding[i] < 0 || output_padding[i] >= std::max(stride[i], dilation[i])) {
+      c.fail("output_padding must be smaller than stride or dilation");
+    }
+    out[2 + i] = (x.shape[2 + i] - 1) * stride[i] - 2 * padding[i] + dilation[i] * (w.shape[2 + i] - 1) + output_padding[i] + 1;
+    if (out[2 + i] < 1) c.fail("output would be empty for input " + shape_str(x.shape));
+  }
+  return out;
+}
+
 Shape linear(const Checker& c, const Value&) {
   c.inputs(1);
   const Value& x = c.in(0);
@@ -285,6 +313,7 @@ const std::map<std::string, Rule>& requantizing_ops() {
   static const std::map<std::string, Rule> rules = {
       {"quantize", quantize},
       {"conv2d", conv2d},
+      {"conv_transpose2d", conv_transpose2d},
       {"linear", linear},
       {"add", elementwise_binary},
       {"mul", broadcast},

@@ -55,7 +55,7 @@ Param make_param(const std::string& name, DType dtype, const Shape& shape, const
 }  // namespace
 
 LayerParams add_layer_params(Graph& g, const std::string& prefix, const WeightView& w, const float* bias,
-                             float input_scale) {
+                             float input_scale, int64_t out_channels) {
   check_weight(prefix, w);
   LayerParams out;
   Param weight = make_param(prefix + "_weight", DType::Int8, w.shape, w.data);
@@ -63,7 +63,8 @@ LayerParams add_layer_params(Graph& g, const std::string& prefix, const WeightVi
   out.weight = g.add_param(std::move(weight));
   if (bias == nullptr) return out;
 
-  const int64_t channels = w.shape[0];
+  const int64_t channels = out_channels < 0 ? w.shape[0] : out_channels;
+  if (w.q.per_channel() && channels != w.shape[0]) throw std::invalid_argument(prefix + ": per-channel weights need one bias per weight row");
   std::vector<int32_t> qbias(channels);
   QParams bq;
   bq.axis = w.q.per_channel() ? 0 : -1;

@@ -33,9 +33,10 @@ float bias_scale(float input_scale, float weight_scale);
 int32_t quantize_bias(float bias, float scale, bool* saturated);
 
 // Adds `<prefix>_weight`, and with a bias `<prefix>_bias` and `<prefix>_bias_float`.
-// `bias` may be null; otherwise it holds shape[0] floats.
+// `bias` may be null; otherwise it holds `out_channels` floats (default: shape[0];
+// a transposed conv's weight is (in, out / groups, kh, kw) and per-tensor).
 LayerParams add_layer_params(Graph& g, const std::string& prefix, const WeightView& w, const float* bias,
-                             float input_scale);
+                             float input_scale, int64_t out_channels = -1);
 
 // Adds the float32 per-channel params of a batch norm (exported: the Relax
 // function takes them as R.nn.batch_norm's gamma, beta, mean and variance).

@@ -4,6 +4,8 @@
 #include <chrono>
 #include <cstring>
 #include <stdexcept>
+#include <tuple>
+#include <utility>
 
 #include "runtime/conv_runner.h"
 #include "runtime/layout.h"
@@ -16,6 +18,9 @@ Executor::Executor(std::shared_ptr<const Graph> graph, Profile profile, Isa isa,
   for (size_t i = 0; i < nodes.size(); ++i) {
     if (nodes[i].op == "conv2d" || nodes[i].op == "linear") {
       layers_.emplace(i, prepare_layer(*graph_, nodes[i], profile_));
+    } else if (nodes[i].op == "conv_transpose2d") {
+      transposed_.emplace(std::piecewise_construct, std::forward_as_tuple(i),
+                          std::forward_as_tuple(*graph_, nodes[i], profile_));
     } else if (!find_op_runner(nodes[i].op)) {
       throw std::invalid_argument("runtime: no kernel for op '" + nodes[i].op + "' (" + nodes[i].source + ")");
     }
@@ -25,8 +30,11 @@ Executor::Executor(std::shared_ptr<const Graph> graph, Profile profile, Isa isa,
 void Executor::run_node(const Node& n, std::vector<Buffer>& values, int64_t index) {
   const OpArgs args{*graph_, n, values, k_, profile_};
   auto layer = layers_.find(index);
+  auto transposed = transposed_.find(index);
   if (layer != layers_.end()) {
     run_weighted(args, layer->second, threads_);
+  } else if (transposed != transposed_.end()) {
+    transposed->second.run(args, threads_);
   } else {
     (*find_op_runner(n.op))(args);
   }

@@ -9,6 +9,7 @@
 #include "ir/graph.h"
 #include "kernels/kernels.h"
 #include "runtime/buffer.h"
+#include "runtime/conv_transpose.h"
 #include "runtime/ops/op_args.h"
 #include "runtime/prepared_layer.h"
 #include "runtime/profile.h"
@@ -50,6 +51,7 @@ class Executor {
   const KernelSet& k_;
   int threads_;
   std::map<int64_t, PreparedLayer> layers_;  // node index -> prepared weights
+  std::map<int64_t, TransposedConv> transposed_;
   std::vector<double> node_seconds_;
 };
 
