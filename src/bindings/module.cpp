@@ -259,6 +259,8 @@ PYBIND11_MODULE(_core, m) {
       .def_property_readonly("profile", [](const Executor& e) { return std::string(profile_name(e.profile())); })
       .def_property_readonly("isa", [](const Executor& e) { return std::string(isa_name(e.isa())); })
       .def("node_seconds", &Executor::node_seconds, "Wall time of each node in the last run (node order).")
+      .def("node_kernels", &Executor::node_kernels,
+           "The kernel each conv/linear node used in the last run (node order; '' for other nodes).")
       .def(
           "run",
           [](Executor& e, const std::vector<FloatArray>& inputs, bool capture) {

@@ -24,6 +24,13 @@ constexpr int kGemmNR = 16;
 int64_t packed_b_size(int64_t k, int64_t n);
 void pack_b(const int16_t* b, int64_t k, int64_t n, int16_t* packed);
 
+// B (k x n int8, row-major) packed for gemm_u8s8: n padded to kGemmNR columns,
+// k padded to a multiple of 4; for each block of kGemmNR columns and each k quad,
+// kGemmNR quads (b[4q][j], ..., b[4q+3][j]). Padding is 0.
+int64_t packed_b_u8s8_size(int64_t k, int64_t n);
+constexpr int64_t kClampBlock = 32;
+void pack_b_u8s8(const int8_t* b, int64_t k, int64_t n, int8_t* packed);
+
 // Requantization of int32 accumulators, one formula for both profiles:
 //   t = float(acc + ibias[j]) + fbias[j];  y = cvtps(fl(t * mult[j])) + zp;  clamp to [lo, hi]
 // (int32_bias / qnnpack: ibias = int32 bias, fbias = 0; fbgemm: ibias = 0, fbias = bias / (s_x s_w)).
@@ -91,6 +98,14 @@ struct KernelSet {
   void (*max_pool2d)(const uint8_t* x, const Pool2dShape& s, bool is_signed, uint8_t* out);
   void (*adaptive_avg_pool2d)(const uint8_t* x, const Pool2dShape& s, bool is_signed, const AdaptivePoolParams& p,
                               uint8_t* out);
+  // c[m][j] = sum_k a[m][k] * b[k][j]; a is m x kq uint8 (kq a multiple of 4), b packed by
+  // pack_b_u8s8. Exact only when every pair sum a[2p] b[2p][j] + a[2p+1] b[2p+1][j] fits
+  // in int16 (the AVX2 variant's vpmaddubsw saturates it): the caller checks this.
+  void (*gemm_u8s8)(const uint8_t* a, int64_t m, int64_t kq, const int8_t* b_packed, int64_t n, int32_t* c,
+                    int64_t ldc);
+  // out[i] = min(x[i], bound) (unsigned); flags[b] = 1 when a byte of block b (bytes
+  // [kClampBlock * b, kClampBlock * (b + 1)) of x) exceeds bound, else 0. Returns the number of flagged blocks.
+  int64_t (*clamp_u8)(const uint8_t* x, int64_t n, uint8_t bound, uint8_t* out, uint8_t* flags);
 };
 
 const KernelSet& kernel_set(Isa isa);

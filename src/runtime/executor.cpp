@@ -26,7 +26,7 @@ void Executor::run_node(const Node& n, std::vector<Buffer>& values, int64_t inde
   const OpArgs args{*graph_, n, values, k_, profile_};
   auto layer = layers_.find(index);
   if (layer != layers_.end()) {
-    run_weighted(args, layer->second, threads_);
+    node_kernels_[index] = run_weighted(args, layer->second, threads_);
   } else {
     (*find_op_runner(n.op))(args);
   }
@@ -60,6 +60,7 @@ std::vector<HostTensor> Executor::run(const std::vector<const float*>& inputs,
   }
   const auto& nodes = g.nodes();
   node_seconds_.assign(nodes.size(), 0.0);
+  node_kernels_.assign(nodes.size(), std::string());
   for (size_t i = 0; i < nodes.size(); ++i) {
     const auto start = std::chrono::steady_clock::now();
     run_node(nodes[i], values, static_cast<int64_t>(i));

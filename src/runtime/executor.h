@@ -35,6 +35,8 @@ class Executor {
 
   // Wall time of each node in the last run, in seconds (node order).
   const std::vector<double>& node_seconds() const { return node_seconds_; }
+  // The kernel each conv/linear node used in the last run ("" for other nodes).
+  const std::vector<std::string>& node_kernels() const { return node_kernels_; }
 
   const Graph& graph() const { return *graph_; }
   Profile profile() const { return profile_; }
@@ -51,6 +53,7 @@ class Executor {
   int threads_;
   std::map<int64_t, PreparedLayer> layers_;  // node index -> prepared weights
   std::vector<double> node_seconds_;
+  std::vector<std::string> node_kernels_;
 };
 
 }  // namespace qnnpy

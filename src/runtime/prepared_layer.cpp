@@ -1,5 +1,8 @@
 #include "runtime/prepared_layer.h"
 
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
 #include <stdexcept>
 
 namespace qnnpy {
@@ -57,6 +60,42 @@ std::vector<int16_t> conv_b_matrix(const Param& w, const PreparedLayer& L, int64
   return b;
 }
 
+// Packs the uint8 x int8 GEMM weights when the layer qualifies (see prepared_layer.h).
+void prepare_u8s8(const Graph& g, const Node& n, const Param& w, PreparedLayer& L) {
+  const char* env = std::getenv("QNNPY_GEMM");
+  if ((env && std::strcmp(env, "s16") == 0) || g.value(n.inputs[0]).dtype != DType::UInt8) return;
+  std::vector<std::vector<int16_t>> bs;
+  for (int64_t grp = 0; grp < L.groups; ++grp) {
+    bs.push_back(conv_b_matrix(w, L, grp));
+    for (int16_t v : bs.back())
+      if (v < INT8_MIN || v > INT8_MAX) return;
+  }
+  L.kq = (L.k + 3) / 4 * 4;
+  const int64_t per_group = packed_b_u8s8_size(L.k, L.cout_per_group);
+  L.packed_b_u8s8.resize(per_group * L.groups);
+  L.ibias_u8s8.resize(L.cout);
+  int32_t pair_bound = 0;
+  for (int64_t grp = 0; grp < L.groups; ++grp) {
+    const std::vector<int16_t>& b = bs[grp];
+    const std::vector<int8_t> b8(b.begin(), b.end());
+    pack_b_u8s8(b8.data(), L.k, L.cout_per_group, L.packed_b_u8s8.data() + grp * per_group);
+    for (int64_t j = 0; j < L.cout_per_group; ++j) {
+      auto at = [&](int64_t k) { return k < L.k ? int32_t{b[k * L.cout_per_group + j]} : 0; };
+      int32_t colsum = 0;
+      for (int64_t k = 0; k < L.k; k += 2) {
+        colsum += at(k) + at(k + 1);
+        pair_bound = std::max(pair_bound, std::abs(at(k)) + std::abs(at(k + 1)));
+      }
+      const int64_t c = grp * L.cout_per_group + j;
+      // Wrapping arithmetic: the requantization adds ibias with a wrapping int32 add, so
+      // acc_raw + (ibias - zx * colsum) == (acc_raw - zx * colsum) + ibias modulo 2^32.
+      L.ibias_u8s8[c] = static_cast<int32_t>(static_cast<uint32_t>(L.ibias[c]) -
+                                             static_cast<uint32_t>(L.input_zp) * static_cast<uint32_t>(colsum));
+    }
+  }
+  L.x_bound = pair_bound == 0 ? 255 : std::min(255, INT16_MAX / pair_bound);
+}
+
 }  // namespace
 
 PreparedLayer prepare_layer(const Graph& g, const Node& n, Profile profile) {
@@ -96,6 +135,7 @@ PreparedLayer prepare_layer(const Graph& g, const Node& n, Profile profile) {
     }
   }
   set_requantization(g, n, profile, L);
+  if (!L.depthwise) prepare_u8s8(g, n, w, L);
   return L;
 }
 
