@@ -46,6 +46,13 @@ void im2col_u8(const uint8_t* x, const ConvGeometry& g, const PreparedLayer& L, 
         continue;
       }
       const uint8_t* src_row = x + (b * g.h + iy) * g.w * g.cin + c0;
+      const int64_t ix0 = ox * L.sw - L.pw;
+      if (cg == g.cin && L.dw == 1 && ix0 >= 0 && ix0 + L.kw <= g.w) {
+        // One group, dense taps inside the image: the kw taps are one contiguous span.
+        std::memcpy(dst, src_row + ix0 * g.cin, L.kw * cg);
+        dst += L.kw * cg;
+        continue;
+      }
       for (int64_t kx = 0; kx < L.kw; ++kx, dst += cg) {
         const int64_t ix = ox * L.sw - L.pw + kx * L.dw;
         if (ix < 0 || ix >= g.w) {
