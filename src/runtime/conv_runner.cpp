@@ -4,6 +4,7 @@
 
 #include "runtime/im2col.h"
 #include "runtime/parallel.h"
+#include "runtime/scratch.h"
 #include "runtime/u8s8_input.h"
 
 namespace qnnpy {
@@ -59,29 +60,27 @@ const char* run_weighted(const OpArgs& a, const PreparedLayer& L, int threads) {
   const bool sgn = a.is_signed();
   const int64_t cpg = L.cout_per_group, row_len = u8s8 ? L.kq : L.kp;
   const int64_t per_group = u8s8 ? packed_b_u8s8_size(L.k, cpg) : packed_b_size(L.k, cpg);
-  // Tasks: chunks of rows; with few rows and one group, also ranges of column blocks,
-  // so that every worker has work (each task then builds its own im2col rows).
-  constexpr int64_t kChunkRows = 192;
-  const int64_t row_chunks = (rows + kChunkRows - 1) / kChunkRows;
+  // Tasks: chunks of at most kMaxChunkRows rows, of equal size in multiples of the
+  // GEMM tile's 6 rows; with few rows and one group, also ranges of column blocks, so
+  // that every worker has work (each task then builds its own im2col rows).
+  constexpr int64_t kMaxChunkRows = 192;
+  const int64_t row_chunks = (rows + kMaxChunkRows - 1) / kMaxChunkRows;
+  const int64_t chunk_rows = ((rows + row_chunks - 1) / row_chunks + 5) / 6 * 6;
   const int64_t blocks = (cpg + kGemmNR - 1) / kGemmNR;
   const int64_t col_chunks =
       (L.groups == 1 && threads > 1) ? std::min(blocks, (2 * threads + row_chunks - 1) / row_chunks) : 1;
   const int64_t blocks_per_chunk = (blocks + col_chunks - 1) / col_chunks;
   const int64_t tasks = row_chunks * col_chunks;
-  const int workers = static_cast<int>(std::min<int64_t>(threads, tasks));
-  const int64_t a_bytes = kChunkRows * row_len * (u8s8 ? 1 : 2);
-  std::vector<std::vector<uint8_t>> a_buf(workers, std::vector<uint8_t>(static_cast<size_t>(a_bytes)));
-  std::vector<std::vector<int32_t>> c_buf(workers, std::vector<int32_t>(static_cast<size_t>(kChunkRows * cpg)));
-  parallel_chunks(tasks, workers, [&](int64_t task, int worker) {
-    const int64_t r0 = task / col_chunks * kChunkRows, r1 = std::min(rows, r0 + kChunkRows);
+  parallel_chunks(tasks, threads, [&](int64_t task, int) {
+    const int64_t r0 = task / col_chunks * chunk_rows, r1 = std::min(rows, r0 + chunk_rows);
     const int64_t j0 = task % col_chunks * blocks_per_chunk * kGemmNR;
     const int64_t j1 = std::min(cpg, j0 + blocks_per_chunk * kGemmNR);
-    if (j0 >= j1) return;
-    uint8_t* abuf = a_buf[worker].data();
-    int32_t* cbuf = c_buf[worker].data() + j0;
+    if (j0 >= j1 || r0 >= r1) return;
+    uint8_t* abuf = thread_scratch<uint8_t, 0>(static_cast<size_t>(chunk_rows * row_len * (u8s8 ? 1 : 2)));
+    int32_t* cbuf = thread_scratch<int32_t, 0>(static_cast<size_t>(chunk_rows * cpg)) + j0;
     for (int64_t grp = 0; grp < L.groups; ++grp) {
       if (u8s8) {
-        im2col_u8(u8_in.clamped.data(), g, L, grp, r0, r1, abuf);
+        im2col_u8(u8_in.clamped, g, L, grp, r0, r1, abuf);
         a.k.gemm_u8s8(abuf, r1 - r0, L.kq, L.packed_b_u8s8.data() + grp * per_group + j0 * L.kq, j1 - j0, cbuf,
                       cpg);
         add_excess(u8_in, g, L, grp, r0, r1, j0, j1, cbuf, cpg);

@@ -1,14 +1,17 @@
 #include "runtime/u8s8_input.h"
 
+#include "runtime/scratch.h"
+
 namespace qnnpy {
 
 bool prepare_u8s8_input(const KernelSet& k, const uint8_t* x, int64_t n, const PreparedLayer& L, U8s8Input& in) {
   if (!L.has_u8s8()) return false;
   if ((L.ph > 0 || L.pw > 0) && L.input_zp > L.x_bound) return false;
   const int64_t blocks = (n + kClampBlock - 1) / kClampBlock;
-  in.clamped.resize(static_cast<size_t>(n));
-  std::vector<uint8_t> flags(static_cast<size_t>(blocks));
-  const int64_t flagged = k.clamp_u8(x, n, L.x_bound, in.clamped.data(), flags.data());
+  uint8_t* clamped = thread_scratch<uint8_t, 1>(static_cast<size_t>(n));
+  uint8_t* flags = thread_scratch<uint8_t, 2>(static_cast<size_t>(blocks));
+  const int64_t flagged = k.clamp_u8(x, n, L.x_bound, clamped, flags);
+  in.clamped = clamped;
   // Each excess element costs about kh * kw * cout scalar multiply-adds, roughly what
   // the GEMM spends per input element vectorized; past 1 in 256 elements, use int16.
   const int64_t limit = n / 256;

@@ -24,7 +24,7 @@ struct U8s8Input {
     int64_t index;   // flat NHWC index into the input
     int32_t amount;  // x - bound
   };
-  std::vector<uint8_t> clamped;
+  const uint8_t* clamped = nullptr;  // thread scratch of the thread that prepared it
   std::vector<Excess> excess;
 };
 
