@@ -81,14 +81,24 @@ struct Pool2dShape {
   int64_t kh, kw, sh, sw, ph, pw, dh, dw;
 };
 
+// Geometry of one depthwise output row: x points at the top-left input of its first
+// window; rows of x are `row_stride` bytes apart (the input is padded beforehand).
+struct DepthwiseRow {
+  int64_t c, ow, kh, kw, sw, dh, dw, row_stride;
+};
+// w (taps x c int16, tap-major) as pairs of taps: out[(p * c + ch) * 2 + h] = w[2p + h][ch],
+// 0 for the missing tap of an odd count. out holds (taps + 1) / 2 * 2 * c values.
+void pack_depthwise_pairs(const int16_t* w, int64_t taps, int64_t c, int16_t* out);
+
 struct KernelSet {
   // c[m][j] = sum_k a[m][k] * b[k][j]; a is m x kp int16 (kp even), b packed by pack_b.
   void (*gemm_s16)(const int16_t* a, int64_t m, int64_t kp, const int16_t* b_packed, int64_t n, int32_t* c, int64_t ldc);
   void (*requantize)(const int32_t* acc, int64_t m, int64_t n, int64_t ld_acc, const RequantParams& p, uint8_t* out,
                      int64_t ld_out);
-  // Depthwise conv, NHWC, int16 input rows already offset by the input zero point
-  // (padded border included: input is (n, h + 2ph, w + 2pw, c)); w is (kh*kw, c) int16.
-  void (*depthwise_s16)(const int16_t* x, const Pool2dShape& s, const int16_t* w, int32_t* acc);
+  // One output row of a depthwise conv over raw 8-bit NHWC input (see DepthwiseRow):
+  // acc[ox][c] = sum over taps t = (ky, kx) of x[ky * dh][ox * sw + kx * dw][c] * w_t[c],
+  // weights in pairs of taps as packed by pack_depthwise_pairs.
+  void (*depthwise_row)(const uint8_t* x, const DepthwiseRow& s, bool is_signed, const int16_t* w_pairs, int32_t* acc);
   // y = clamp(cvtps(min(x * inv_scale, bound)) + zp)
   void (*quantize)(const float* x, int64_t n, float inv_scale, int32_t zp, int32_t lo, int32_t hi, uint8_t* out);
   void (*dequantize)(const uint8_t* q, int64_t n, bool is_signed, float scale, int32_t zp, float* out);

@@ -1,6 +1,7 @@
 #include "runtime/conv_runner.h"
 
 #include <algorithm>
+#include <cstring>
 
 #include "runtime/im2col.h"
 #include "runtime/parallel.h"
@@ -10,25 +11,44 @@
 namespace qnnpy {
 namespace {
 
-void run_depthwise(const OpArgs& a, const PreparedLayer& L, int64_t batch, const ConvGeometry& g, uint8_t* out) {
-  const Buffer& x = a.in_buf();
-  const bool sgn = a.is_signed();
-  const int64_t hp = g.h + 2 * L.ph, wp = g.w + 2 * L.pw, cin = g.cin;
-  std::vector<int16_t> padded(static_cast<size_t>(batch * hp * wp * cin), 0);
+// The input with its border: (batch, h + 2 ph, w + 2 pw, c) raw bytes, zx at the border,
+// so that the border's terms cancel against the zx * sum(w) correction in the bias.
+const uint8_t* pad_input(const uint8_t* x, int64_t batch, const ConvGeometry& g, const PreparedLayer& L) {
+  const int64_t hp = g.h + 2 * L.ph, wp = g.w + 2 * L.pw, c = g.cin;
+  uint8_t* padded = thread_scratch<uint8_t, 3>(static_cast<size_t>(batch * hp * wp * c));
+  const uint8_t zx = static_cast<uint8_t>(L.input_zp);  // int8 inputs: the byte of the signed zero point
   for (int64_t b = 0; b < batch; ++b)
-    for (int64_t iy = 0; iy < g.h; ++iy)
-      for (int64_t ix = 0; ix < g.w; ++ix) {
-        const uint8_t* src = x.q.data() + ((b * g.h + iy) * g.w + ix) * cin;
-        int16_t* dst = padded.data() + ((b * hp + iy + L.ph) * wp + ix + L.pw) * cin;
-        for (int64_t c = 0; c < cin; ++c) {
-          dst[c] = static_cast<int16_t>((sgn ? int32_t(int8_t(src[c])) : int32_t(src[c])) - L.input_zp);
-        }
+    for (int64_t py = 0; py < hp; ++py) {
+      uint8_t* dst = padded + (b * hp + py) * wp * c;
+      const int64_t iy = py - L.ph;
+      if (iy < 0 || iy >= g.h) {
+        std::memset(dst, zx, wp * c);
+        continue;
       }
-  const int64_t rows = batch * g.oh * g.ow;
-  Pool2dShape s{batch, g.h, g.w, cin, g.oh, g.ow, L.kh, L.kw, L.sh, L.sw, L.ph, L.pw, L.dh, L.dw};
-  std::vector<int32_t> acc(static_cast<size_t>(rows * cin));
-  a.k.depthwise_s16(padded.data(), s, L.depthwise_weights.data(), acc.data());
-  a.k.requantize(acc.data(), rows, cin, cin, L.requant(0), out, cin);
+      std::memset(dst, zx, L.pw * c);
+      std::memcpy(dst + L.pw * c, x + (b * g.h + iy) * g.w * c, g.w * c);
+      std::memset(dst + (L.pw + g.w) * c, zx, L.pw * c);
+    }
+  return padded;
+}
+
+void run_depthwise(const OpArgs& a, const PreparedLayer& L, int64_t batch, const ConvGeometry& g, uint8_t* out,
+                   int threads) {
+  const uint8_t* padded = pad_input(a.in_buf().q.data(), batch, g, L);
+  const int64_t hp = g.h + 2 * L.ph, wp = g.w + 2 * L.pw, c = g.cin;
+  const DepthwiseRow s{c, g.ow, L.kh, L.kw, L.sw, L.dh, L.dw, wp * c};
+  const bool sgn = a.is_signed();
+  const RequantParams rq = L.requant(0, true);
+  const int64_t out_rows = batch * g.oh;
+  const int64_t rows_per_task = std::max<int64_t>(1, out_rows / (4 * threads));
+  parallel_chunks((out_rows + rows_per_task - 1) / rows_per_task, threads, [&](int64_t task, int) {
+    int32_t* acc = thread_scratch<int32_t, 1>(static_cast<size_t>(g.ow * c));
+    for (int64_t r = task * rows_per_task; r < std::min(out_rows, (task + 1) * rows_per_task); ++r) {
+      const int64_t b = r / g.oh, oy = r % g.oh;
+      a.k.depthwise_row(padded + (b * hp + oy * L.sh) * wp * c, s, sgn, L.depthwise_pairs.data(), acc);
+      a.k.requantize(acc, g.ow, c, c, rq, out + r * g.ow * c, c);
+    }
+  });
 }
 
 }  // namespace
@@ -51,8 +71,8 @@ const char* run_weighted(const OpArgs& a, const PreparedLayer& L, int threads) {
   y.q.assign(static_cast<size_t>(rows * L.cout), 0);
 
   if (L.depthwise) {
-    run_depthwise(a, L, batch, g, y.q.data());
-    return "depthwise_s16";
+    run_depthwise(a, L, batch, g, y.q.data(), threads);
+    return "depthwise";
   }
 
   U8s8Input u8_in;

@@ -25,8 +25,11 @@ struct PreparedLayer {
   // Largest x for which every pair sum x1 b[2p][j] + x2 b[2p+1][j] fits in int16:
   // 32767 / max over p, j of (|b[2p][j]| + |b[2p+1][j]|), at most 255.
   int32_t x_bound = 255;
-  std::vector<int32_t> ibias_u8s8;          // ibias[c] - zx * sum_k b[k][c], wrapping int32
-  std::vector<int16_t> depthwise_weights;   // (kh*kw, cout), depthwise path
+  // Depthwise path: w - zw per tap and channel, packed by pack_depthwise_pairs.
+  std::vector<int16_t> depthwise_pairs;
+  // For accumulators of raw x (u8s8 GEMM, depthwise): ibias[c] - zx * sum_k b[k][c],
+  // wrapping int32, since sum (x - zx) b = sum x b - zx sum b.
+  std::vector<int32_t> ibias_raw_x;
   // Requantization, per output channel.
   std::vector<int32_t> ibias;
   std::vector<float> fbias, mult;
@@ -34,9 +37,9 @@ struct PreparedLayer {
   int32_t input_zp = 0;
 
   bool has_u8s8() const { return !packed_b_u8s8.empty(); }
-  // With `u8s8`, the accumulators are raw sums x * (w - zw), corrected through the bias.
-  RequantParams requant(int64_t channel_offset, bool u8s8 = false) const {
-    const int32_t* ib = (u8s8 ? ibias_u8s8 : ibias).data() + channel_offset;
+  // With `raw_x`, the accumulators are sums x (w - zw), corrected through the bias.
+  RequantParams requant(int64_t channel_offset, bool raw_x = false) const {
+    const int32_t* ib = (raw_x ? ibias_raw_x : ibias).data() + channel_offset;
     return {ib, fbias.data() + channel_offset, mult.data() + channel_offset, zp, lo, hi};
   }
 };

@@ -69,35 +69,4 @@ void gemm_s16_avx2(const int16_t* a, int64_t m, int64_t kp, const int16_t* b_pac
   }
 }
 
-void depthwise_s16_avx2(const int16_t* x, const Pool2dShape& s, const int16_t* w, int32_t* acc) {
-  const int64_t hp = s.h + 2 * s.ph, wp = s.w + 2 * s.pw;
-  const int64_t vec_c = s.c / 8 * 8;
-  for (int64_t b = 0; b < s.n; ++b)
-    for (int64_t oy = 0; oy < s.oh; ++oy)
-      for (int64_t ox = 0; ox < s.ow; ++ox) {
-        int32_t* out = acc + ((b * s.oh + oy) * s.ow + ox) * s.c;
-        for (int64_t ch = 0; ch < vec_c; ch += 8) {
-          __m256i sum = _mm256_setzero_si256();
-          for (int64_t ky = 0; ky < s.kh; ++ky)
-            for (int64_t kx = 0; kx < s.kw; ++kx) {
-              const int16_t* in = x + ((b * hp + oy * s.sh + ky * s.dh) * wp + ox * s.sw + kx * s.dw) * s.c + ch;
-              const int16_t* tap = w + (ky * s.kw + kx) * s.c + ch;
-              const __m256i xv = _mm256_cvtepi16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(in)));
-              const __m256i wv = _mm256_cvtepi16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(tap)));
-              sum = _mm256_add_epi32(sum, _mm256_mullo_epi32(xv, wv));
-            }
-          _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + ch), sum);
-        }
-        for (int64_t ch = vec_c; ch < s.c; ++ch) {
-          int32_t sum = 0;
-          for (int64_t ky = 0; ky < s.kh; ++ky)
-            for (int64_t kx = 0; kx < s.kw; ++kx) {
-              sum += int32_t{x[((b * hp + oy * s.sh + ky * s.dh) * wp + ox * s.sw + kx * s.dw) * s.c + ch]} *
-                     w[(ky * s.kw + kx) * s.c + ch];
-            }
-          out[ch] = sum;
-        }
-      }
-}
-
 }  // namespace qnnpy
