@@ -100,6 +100,21 @@ def test_depthwise_equals_the_dense_conv_with_block_diagonal_weights(dtype, inpu
         np.testing.assert_array_equal(out, outs[("scalar", 1)], err_msg=str(key))
 
 
+@pytest.mark.parametrize("out_dtype, out_zp, relu", [("int8", -5, False), ("int8", 100, True), ("uint8", 250, False)])
+def test_requantize_twins_on_wide_rows(out_dtype, out_zp, relu):
+    """77 output channels: the 32-wide packing loop, the 8-wide loop and the scalar tail."""
+    rng = np.random.default_rng(out_zp + 300)
+    g = _core.Graph()
+    x = _quantized_input(g, (1, 40, 5, 6), 0.05, 128)
+    w = rng.integers(-128, 128, (77, 40, 1, 1), dtype=np.int8)
+    config = np.array([2, 1, 1, 0, 0, 1, 1, 0, 0, 1, 0], np.int64)
+    y = g.add_conv2d(x, "conv", "conv", 3, config, w, rng.uniform(1e-3, 5e-2, 77), np.zeros(77, np.int64), 0,
+                     rng.standard_normal(77).astype(np.float32) * 50, relu, out_dtype, 0.05, out_zp)
+    g.mark_output(g.add_node("dequantize", [y], "dq", "dq", "float32"))
+    for profile in ("int32_bias", "fbgemm"):
+        _run_both(g, rng.standard_normal((1, 40, 5, 6)).astype(np.float32) * 4, profile)
+
+
 @pytest.mark.parametrize("profile", ["int32_bias", "fbgemm"])
 def test_conv_twins_with_extreme_scales_and_saturated_bias(profile):
     rng = np.random.default_rng(7)
