@@ -91,6 +91,8 @@ const char* run_weighted(const OpArgs& a, const PreparedLayer& L, int threads) {
       (L.groups == 1 && threads > 1) ? std::min(blocks, (2 * threads + row_chunks - 1) / row_chunks) : 1;
   const int64_t blocks_per_chunk = (blocks + col_chunks - 1) / col_chunks;
   const int64_t tasks = row_chunks * col_chunks;
+  const bool pointwise = L.kh == 1 && L.kw == 1 && L.sh == 1 && L.sw == 1 && L.ph == 0 && L.pw == 0 &&
+                         L.groups == 1 && L.kq == L.k;
   parallel_chunks(tasks, threads, [&](int64_t task, int) {
     const int64_t r0 = task / col_chunks * chunk_rows, r1 = std::min(rows, r0 + chunk_rows);
     const int64_t j0 = task % col_chunks * blocks_per_chunk * kGemmNR;
@@ -100,8 +102,13 @@ const char* run_weighted(const OpArgs& a, const PreparedLayer& L, int threads) {
     int32_t* cbuf = thread_scratch<int32_t, 0>(static_cast<size_t>(chunk_rows * cpg)) + j0;
     for (int64_t grp = 0; grp < L.groups; ++grp) {
       if (u8s8) {
-        im2col_u8(u8_in.clamped, g, L, grp, r0, r1, abuf);
-        a.k.gemm_u8s8(abuf, r1 - r0, L.kq, L.packed_b_u8s8.data() + grp * per_group + j0 * L.kq, j1 - j0, cbuf,
+        const uint8_t* rows_u8 = abuf;
+        if (pointwise) {
+          rows_u8 = u8_in.clamped + r0 * L.kq;  // the im2col rows are the input pixels themselves
+        } else {
+          im2col_u8(u8_in.clamped, g, L, grp, r0, r1, abuf);
+        }
+        a.k.gemm_u8s8(rows_u8, r1 - r0, L.kq, L.packed_b_u8s8.data() + grp * per_group + j0 * L.kq, j1 - j0, cbuf,
                       cpg);
         add_excess(u8_in, g, L, grp, r0, r1, j0, j1, cbuf, cpg);
       } else {
