@@ -8,22 +8,36 @@ namespace qnnpy {
 void im2col_s16(const uint8_t* x, bool is_signed, const ConvGeometry& g, const PreparedLayer& L, int64_t group,
                 int64_t r0, int64_t r1, int16_t* a) {
   const int64_t cg = L.cin_per_group, c0 = group * cg;
+  auto convert = [&](const uint8_t* src, int64_t n, int16_t* dst) {
+    if (is_signed) {
+      for (int64_t i = 0; i < n; ++i) dst[i] = static_cast<int16_t>(static_cast<int8_t>(src[i]) - L.input_zp);
+    } else {
+      for (int64_t i = 0; i < n; ++i) dst[i] = static_cast<int16_t>(src[i] - L.input_zp);
+    }
+  };
   for (int64_t r = r0; r < r1; ++r) {
     const int64_t b = r / (g.oh * g.ow), oy = (r / g.ow) % g.oh, ox = r % g.ow;
     int16_t* dst = a + (r - r0) * L.kp;
     for (int64_t ky = 0; ky < L.kh; ++ky) {
       const int64_t iy = oy * L.sh - L.ph + ky * L.dh;
+      if (iy < 0 || iy >= g.h) {
+        std::fill(dst, dst + L.kw * cg, int16_t{0});
+        dst += L.kw * cg;
+        continue;
+      }
+      const uint8_t* src_row = x + (b * g.h + iy) * g.w * g.cin + c0;
+      const int64_t ix0 = ox * L.sw - L.pw;
+      if (cg == g.cin && L.dw == 1 && ix0 >= 0 && ix0 + L.kw <= g.w) {
+        convert(src_row + ix0 * g.cin, L.kw * cg, dst);  // contiguous taps, as in im2col_u8
+        dst += L.kw * cg;
+        continue;
+      }
       for (int64_t kx = 0; kx < L.kw; ++kx, dst += cg) {
-        const int64_t ix = ox * L.sw - L.pw + kx * L.dw;
-        if (iy < 0 || iy >= g.h || ix < 0 || ix >= g.w) {
+        const int64_t ix = ix0 + kx * L.dw;
+        if (ix < 0 || ix >= g.w) {
           std::fill(dst, dst + cg, int16_t{0});
-          continue;
-        }
-        const uint8_t* src = x + ((b * g.h + iy) * g.w + ix) * g.cin + c0;
-        if (is_signed) {
-          for (int64_t i = 0; i < cg; ++i) dst[i] = static_cast<int16_t>(static_cast<int8_t>(src[i]) - L.input_zp);
         } else {
-          for (int64_t i = 0; i < cg; ++i) dst[i] = static_cast<int16_t>(src[i] - L.input_zp);
+          convert(src_row + ix * g.cin, cg, dst);
         }
       }
     }
@@ -54,7 +68,7 @@ void im2col_u8(const uint8_t* x, const ConvGeometry& g, const PreparedLayer& L, 
         continue;
       }
       for (int64_t kx = 0; kx < L.kw; ++kx, dst += cg) {
-        const int64_t ix = ox * L.sw - L.pw + kx * L.dw;
+        const int64_t ix = ix0 + kx * L.dw;
         if (ix < 0 || ix >= g.w) {
           std::memset(dst, zx, cg);
         } else {
