@@ -18,10 +18,14 @@ inline __m256i widen(__m128i v) {
   return kSigned ? _mm256_cvtepi8_epi16(v) : _mm256_cvtepu8_epi16(v);
 }
 
-template <bool kSigned>
+// kPairs > 0: the number of tap pairs is a compile-time constant (3x3 and 5x5 windows),
+// so the pair loop unrolls with its offsets in registers; 0: any window.
+template <bool kSigned, int kPairs>
 void row(const uint8_t* x, const DepthwiseRow& s, const int16_t* w_pairs, int32_t* acc) {
-  const int64_t taps = s.kh * s.kw, pairs = (taps + 1) / 2, vec_c = s.c / 16 * 16;
-  std::vector<int64_t> off(static_cast<size_t>(pairs * 2));
+  const int64_t taps = s.kh * s.kw, pairs = kPairs > 0 ? kPairs : (taps + 1) / 2, vec_c = s.c / 16 * 16;
+  int64_t off_small[2 * 13];
+  std::vector<int64_t> off_large(pairs > 13 ? static_cast<size_t>(2 * pairs) : 0);
+  int64_t* off = pairs > 13 ? off_large.data() : off_small;
   for (int64_t t = 0; t < pairs * 2; ++t) {
     const int64_t tt = t < taps ? t : taps - 1;  // the missing tap re-reads the last one (its weight is 0)
     off[t] = (tt / s.kw) * s.dh * s.row_stride + (tt % s.kw) * s.dw * s.c;
@@ -54,14 +58,26 @@ void row(const uint8_t* x, const DepthwiseRow& s, const int16_t* w_pairs, int32_
   }
 }
 
+template <bool kSigned>
+void row_any(const uint8_t* x, const DepthwiseRow& s, const int16_t* w_pairs, int32_t* acc) {
+  switch (s.kh * s.kw) {
+    case 9:
+      return row<kSigned, 5>(x, s, w_pairs, acc);
+    case 25:
+      return row<kSigned, 13>(x, s, w_pairs, acc);
+    default:
+      return row<kSigned, 0>(x, s, w_pairs, acc);
+  }
+}
+
 }  // namespace
 
 void depthwise_row_avx2(const uint8_t* x, const DepthwiseRow& s, bool is_signed, const int16_t* w_pairs,
                         int32_t* acc) {
   if (is_signed) {
-    row<true>(x, s, w_pairs, acc);
+    row_any<true>(x, s, w_pairs, acc);
   } else {
-    row<false>(x, s, w_pairs, acc);
+    row_any<false>(x, s, w_pairs, acc);
   }
 }
 
