@@ -54,6 +54,8 @@ CONV_CASES = [
     (13, 13, (3, 3), 1, 1, 1, 13, 8, 9),      # depthwise, channel tail
     (24, 24, (5, 5), 2, 2, 1, 24, 11, 12),    # depthwise, stride 2
     (40, 40, (3, 3), 1, 2, 2, 40, 9, 10),     # depthwise, dilation 2, 16 + 16 + 8 channels
+    (33, 33, (7, 7), 1, 3, 1, 33, 9, 8),      # depthwise, 49 taps (the generic window loop)
+    (16, 16, (1, 3), 2, 1, 1, 16, 7, 9),      # depthwise, 3 taps
     (8, 40, (1, 3), 1, 0, 1, 2, 6, 17),
 ]
 
