@@ -80,15 +80,17 @@ const char* run_weighted(const OpArgs& a, const PreparedLayer& L, int threads) {
   const bool sgn = a.is_signed();
   const int64_t cpg = L.cout_per_group, row_len = u8s8 ? L.kq : L.kp;
   const int64_t per_group = u8s8 ? packed_b_u8s8_size(L.k, cpg) : packed_b_size(L.k, cpg);
-  // Tasks: chunks of at most kMaxChunkRows rows, of equal size in multiples of the
-  // GEMM tile's 6 rows; with few rows and one group, also ranges of column blocks, so
-  // that every worker has work (each task then builds its own im2col rows).
+  // Tasks: equal chunks of at most kMaxChunkRows rows in multiples of the GEMM tile's 6
+  // rows, as many as a multiple of the workers so that they finish together. With
+  // fewer rows than 96 per worker and one group, the workers split the column blocks
+  // instead (each then builds the same im2col rows).
   constexpr int64_t kMaxChunkRows = 192;
-  const int64_t row_chunks = (rows + kMaxChunkRows - 1) / kMaxChunkRows;
-  const int64_t chunk_rows = ((rows + row_chunks - 1) / row_chunks + 5) / 6 * 6;
   const int64_t blocks = (cpg + kGemmNR - 1) / kGemmNR;
-  const int64_t col_chunks =
-      (L.groups == 1 && threads > 1) ? std::min(blocks, (2 * threads + row_chunks - 1) / row_chunks) : 1;
+  const bool split_columns = threads > 1 && L.groups == 1 && rows < 96 * threads;
+  int64_t row_chunks = (rows + kMaxChunkRows - 1) / kMaxChunkRows;
+  if (threads > 1 && !split_columns) row_chunks = (row_chunks + threads - 1) / threads * threads;
+  const int64_t chunk_rows = ((rows + row_chunks - 1) / row_chunks + 5) / 6 * 6;
+  const int64_t col_chunks = split_columns ? std::min<int64_t>(blocks, threads) : 1;
   const int64_t blocks_per_chunk = (blocks + col_chunks - 1) / col_chunks;
   const int64_t tasks = row_chunks * col_chunks;
   const bool pointwise = L.kh == 1 && L.kw == 1 && L.sh == 1 && L.sw == 1 && L.ph == 0 && L.pw == 0 &&
