@@ -3,7 +3,8 @@
 Run: .venv/bin/python -P benchmarks/bench_latency.py [--runs 15] [--out benchmarks/RESULTS.md]
 
 All figures come from one process and one run: medians of repeated forwards at
-1x3x224x224, ratios against PyTorch measured in the same run, 2-thread scaling, the
+1x3x224x224 (all contenders interleaved round by round), ratios against PyTorch
+measured in the same run, 2-thread scaling, the
 load average while measuring, time per kernel kind, and per-layer GMAC/s of the
 slowest convs against the measured ceiling of the kernel each used (register-only
 loops: vpmaddubsw + vpmaddwd + vpaddd for gemm_u8s8, vpmaddwd + vpaddd for gemm_s16
@@ -38,15 +39,24 @@ def cpu_model() -> str:
     return platform.processor() or "unknown"
 
 
-def median_ms(fn: Callable[[], object], runs: int, warmup: int = 3) -> float:
-    for _ in range(warmup):
-        fn()
-    times = []
+def interleaved_medians(contenders: dict[str, tuple[Callable[[], None], Callable[[], object]]], runs: int,
+                        warmup: int = 3) -> dict[str, float]:
+    """Median ms of each contender's call, measured in interleaved rounds so that a change
+    in the machine's load affects all of them alike. Each contender is (setup, call);
+    setup (e.g. selecting PyTorch's engine) is not timed."""
+    for setup, call in contenders.values():
+        setup()
+        for _ in range(warmup):
+            call()
+    times: dict[str, list[float]] = {name: [] for name in contenders}
     for _ in range(runs):
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return statistics.median(times) * 1e3
+        for name, (setup, call) in contenders.items():
+            setup()
+            time.sleep(0.005)  # the previous contender's spinning worker threads go idle
+            t = time.perf_counter()
+            call()
+            times[name].append(time.perf_counter() - t)
+    return {name: statistics.median(ts) * 1e3 for name, ts in times.items()}
 
 
 def conv_macs(module: qnnpy.QDQModule) -> dict[int, float]:
@@ -76,16 +86,20 @@ def bench_model(name: str, model: torch.nn.Module, runs: int, peaks: dict[str, f
     lines = [f"### {name}", ""]
     rows = []
     load_before = load_average()
+    def engine(name: str) -> Callable[[], None]:
+        return lambda: setattr(torch.backends.quantized, "engine", name)
+
     for threads in (1, 2):
         torch.set_num_threads(threads)
-        torch.backends.quantized.engine = "fbgemm"
         with torch.no_grad():
-            t_fbgemm = median_ms(lambda: model(x), runs)
-            torch.backends.quantized.engine = "qnnpack"
-            t_qnnpack = median_ms(lambda: qnnpack_model(x), runs)
-        torch.backends.quantized.engine = "fbgemm"
-        t_ours = {p: median_ms(lambda p=p: module.run(xn, profile=p, threads=threads), runs) for p in ("fbgemm", "int32_bias")}
-        rows.append((threads, t_ours["fbgemm"], t_ours["int32_bias"], t_fbgemm, t_qnnpack))
+            t = interleaved_medians({
+                "fbgemm": (engine("fbgemm"), lambda: model(x)),
+                "qnnpack": (engine("qnnpack"), lambda: qnnpack_model(x)),
+                "ours": (engine("fbgemm"), lambda: module.run(xn, profile="fbgemm", threads=threads)),
+                "ours_i32": (engine("fbgemm"), lambda: module.run(xn, profile="int32_bias", threads=threads)),
+            }, runs)
+        rows.append((threads, t["ours"], t["ours_i32"], t["fbgemm"], t["qnnpack"]))
+    torch.backends.quantized.engine = "fbgemm"
     lines.append(f"Load average (1/5/15 min) before: {load_before}, after: {load_average()}.")
     lines.append("")
     lines.append("| threads | qnnpy fbgemm profile (ms) | qnnpy int32_bias (ms) | PyTorch fbgemm (ms) | PyTorch qnnpack (ms) | qnnpy / fbgemm | qnnpy / qnnpack |")
@@ -138,7 +152,7 @@ def main() -> None:
     warnings.filterwarnings("ignore")
     peaks = {"u8s8": _core.peak_u8s8_gmacs(0.5), "s16": _core.peak_madd_gmacs(0.5)}
     lines = ["# Benchmarks", "", f"CPU: {cpu_model()} ({_core.default_isa()} kernels), torch {torch.__version__}, "
-             f"median of {args.runs} runs after 3 warm-up runs, input 1x3x224x224.", "",
+             f"median of {args.runs} interleaved rounds after 3 warm-up runs, input 1x3x224x224.", "",
              f"Ceilings measured here (register-only loops, one core): {peaks['u8s8']:.1f} GMAC/s for u8 x s8 "
              f"(vpmaddubsw + vpmaddwd + vpaddd), {peaks['s16']:.1f} GMAC/s for int16 (vpmaddwd + vpaddd).", ""]
     for name, build in (("ResNet-18", lambda: zoo.quantized_resnet18()), ("MobileNetV2", lambda: zoo.quantized_mobilenet_v2())):
