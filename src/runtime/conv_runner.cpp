@@ -51,30 +51,10 @@ void run_depthwise(const OpArgs& a, const PreparedLayer& L, int64_t batch, const
   });
 }
 
-}  // namespace
-
-const char* run_weighted(const OpArgs& a, const PreparedLayer& L, int threads) {
-  const Node& n = a.node;
-  const Value &xv = a.in(), &yv = a.out();
+// im2col + GEMM + requantization in tasks over the worker pool; returns the kernel used.
+const char* run_gemm(const OpArgs& a, const PreparedLayer& L, const ConvGeometry& g, int64_t rows, uint8_t* out,
+                     int threads) {
   const Buffer& x = a.in_buf();
-  Buffer& y = a.out_buf();
-  int64_t batch;
-  ConvGeometry g{};
-  if (n.op == "conv2d") {
-    batch = xv.shape[0], g.cin = xv.shape[1], g.h = xv.shape[2], g.w = xv.shape[3];
-    g.oh = yv.shape[2], g.ow = yv.shape[3];
-    y.torch_channels_last = true;  // fbgemm and qnnpack convs write channels_last
-  } else {
-    g.cin = xv.shape.back(), batch = num_elements(xv.shape) / g.cin, g.h = g.w = g.oh = g.ow = 1;
-  }
-  const int64_t rows = batch * g.oh * g.ow;
-  y.q.assign(static_cast<size_t>(rows * L.cout), 0);
-
-  if (L.depthwise) {
-    run_depthwise(a, L, batch, g, y.q.data(), threads);
-    return "depthwise";
-  }
-
   U8s8Input u8_in;
   const bool u8s8 = prepare_u8s8_input(a.k, x.q.data(), static_cast<int64_t>(x.q.size()), L, u8_in);
   const bool sgn = a.is_signed();
@@ -119,10 +99,36 @@ const char* run_weighted(const OpArgs& a, const PreparedLayer& L, int threads) {
         a.k.gemm_s16(a16, r1 - r0, L.kp, L.packed_b.data() + grp * per_group + j0 * L.kp, j1 - j0, cbuf, cpg);
       }
       a.k.requantize(cbuf, r1 - r0, j1 - j0, cpg, L.requant(grp * cpg + j0, u8s8),
-                     y.q.data() + r0 * L.cout + grp * cpg + j0, L.cout);
+                     out + r0 * L.cout + grp * cpg + j0, L.cout);
     }
   });
   return u8s8 ? "gemm_u8s8" : "gemm_s16";
+}
+
+}  // namespace
+
+const char* run_weighted(const OpArgs& a, const PreparedLayer& L, int threads) {
+  const Node& n = a.node;
+  const Value &xv = a.in(), &yv = a.out();
+  Buffer& y = a.out_buf();
+  int64_t batch;
+  ConvGeometry g{};
+  if (n.op == "conv2d") {
+    batch = xv.shape[0], g.cin = xv.shape[1], g.h = xv.shape[2], g.w = xv.shape[3];
+    g.oh = yv.shape[2], g.ow = yv.shape[3];
+    y.torch_channels_last = true;  // fbgemm and qnnpack convs write channels_last
+  } else {
+    g.cin = xv.shape.back(), batch = num_elements(xv.shape) / g.cin, g.h = g.w = g.oh = g.ow = 1;
+  }
+  const int64_t rows = batch * g.oh * g.ow;
+  y.q.assign(static_cast<size_t>(rows * L.cout), 0);
+
+  if (L.depthwise) {
+    run_depthwise(a, L, batch, g, y.q.data(), threads);
+    return "depthwise";
+  }
+
+  return run_gemm(a, L, g, rows, y.q.data(), threads);
 }
 
 }  // namespace qnnpy
