@@ -43,7 +43,9 @@ def interleaved_medians(contenders: dict[str, tuple[Callable[[], None], Callable
                         warmup: int = 3) -> dict[str, float]:
     """Median ms of each contender's call, measured in interleaved rounds so that a change
     in the machine's load affects all of them alike. Each contender is (setup, call);
-    setup (e.g. selecting PyTorch's engine) is not timed."""
+    setup (e.g. selecting PyTorch's engine) is not timed. In each round a contender's
+    timed call follows an untimed one, so every figure is a steady-state (warm caches,
+    awake worker threads) latency, as if the contender ran alone in a loop."""
     for setup, call in contenders.values():
         setup()
         for _ in range(warmup):
@@ -52,7 +54,7 @@ def interleaved_medians(contenders: dict[str, tuple[Callable[[], None], Callable
     for _ in range(runs):
         for name, (setup, call) in contenders.items():
             setup()
-            time.sleep(0.005)  # the previous contender's spinning worker threads go idle
+            call()
             t = time.perf_counter()
             call()
             times[name].append(time.perf_counter() - t)
