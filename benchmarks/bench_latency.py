@@ -54,6 +54,9 @@ def interleaved_medians(contenders: dict[str, tuple[Callable[[], None], Callable
     for _ in range(runs):
         for name, (setup, call) in contenders.items():
             setup()
+            # PyTorch's qnnpack worker threads keep spinning for ~10 ms after a run and
+            # would take the second core from the next contender.
+            time.sleep(0.05)
             call()
             t = time.perf_counter()
             call()
