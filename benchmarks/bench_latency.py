@@ -3,14 +3,19 @@
 Run: .venv/bin/python -P benchmarks/bench_latency.py [--runs 15] [--out benchmarks/RESULTS.md]
 
 All figures come from one process and one run: medians of repeated forwards at
-1x3x224x224, ratios against PyTorch measured in the same run, per-layer GMAC/s of
-the largest convs against the measured exact-int8 ceiling (vpmaddwd loop), and
-2-thread scaling.
+1x3x224x224 (all contenders interleaved round by round), ratios against PyTorch
+measured in the same run, 2-thread scaling, the
+load average while measuring, time per kernel kind, and per-layer GMAC/s of the
+slowest convs against the measured ceiling of the kernel each used (register-only
+loops: vpmaddubsw + vpmaddwd + vpaddd for gemm_u8s8, vpmaddwd + vpaddd for gemm_s16
+and depthwise).
 """
 from __future__ import annotations
 
 import argparse
+import collections
 import copy
+import os
 import platform
 import statistics
 import time
@@ -34,15 +39,29 @@ def cpu_model() -> str:
     return platform.processor() or "unknown"
 
 
-def median_ms(fn: Callable[[], object], runs: int, warmup: int = 3) -> float:
-    for _ in range(warmup):
-        fn()
-    times = []
+def interleaved_medians(contenders: dict[str, tuple[Callable[[], None], Callable[[], object]]], runs: int,
+                        warmup: int = 3) -> dict[str, float]:
+    """Median ms of each contender's call, measured in interleaved rounds so that a change
+    in the machine's load affects all of them alike. Each contender is (setup, call);
+    setup (e.g. selecting PyTorch's engine) is not timed. In each round a contender's
+    timed call follows an untimed one, so every figure is a steady-state (warm caches,
+    awake worker threads) latency, as if the contender ran alone in a loop."""
+    for setup, call in contenders.values():
+        setup()
+        for _ in range(warmup):
+            call()
+    times: dict[str, list[float]] = {name: [] for name in contenders}
     for _ in range(runs):
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return statistics.median(times) * 1e3
+        for name, (setup, call) in contenders.items():
+            setup()
+            # PyTorch's qnnpack worker threads keep spinning for ~10 ms after a run and
+            # would take the second core from the next contender.
+            time.sleep(0.05)
+            call()
+            t = time.perf_counter()
+            call()
+            times[name].append(time.perf_counter() - t)
+    return {name: statistics.median(ts) * 1e3 for name, ts in times.items()}
 
 
 def conv_macs(module: qnnpy.QDQModule) -> dict[int, float]:
@@ -59,7 +78,11 @@ def conv_macs(module: qnnpy.QDQModule) -> dict[int, float]:
     return macs
 
 
-def bench_model(name: str, model: torch.nn.Module, runs: int, peak: float) -> list[str]:
+def load_average() -> str:
+    return "/".join(f"{v:.2f}" for v in os.getloadavg())
+
+
+def bench_model(name: str, model: torch.nn.Module, runs: int, peaks: dict[str, float]) -> list[str]:
     x = torch.randn(1, 3, 224, 224, generator=torch.Generator().manual_seed(0))
     module = qnnpy.from_torch(model, (x,))
     xn = x.numpy()
@@ -67,20 +90,30 @@ def bench_model(name: str, model: torch.nn.Module, runs: int, peak: float) -> li
     qnnpack_model = copy.deepcopy(model)
     lines = [f"### {name}", ""]
     rows = []
+    load_before = load_average()
+    def engine(name: str) -> Callable[[], None]:
+        return lambda: setattr(torch.backends.quantized, "engine", name)
+
     for threads in (1, 2):
         torch.set_num_threads(threads)
-        torch.backends.quantized.engine = "fbgemm"
         with torch.no_grad():
-            t_fbgemm = median_ms(lambda: model(x), runs)
-            torch.backends.quantized.engine = "qnnpack"
-            t_qnnpack = median_ms(lambda: qnnpack_model(x), runs)
-        torch.backends.quantized.engine = "fbgemm"
-        t_ours = {p: median_ms(lambda p=p: module.run(xn, profile=p, threads=threads), runs) for p in ("fbgemm", "int32_bias")}
-        rows.append((threads, t_ours["fbgemm"], t_ours["int32_bias"], t_fbgemm, t_qnnpack))
+            t = interleaved_medians({
+                "fbgemm": (engine("fbgemm"), lambda: model(x)),
+                "qnnpack": (engine("qnnpack"), lambda: qnnpack_model(x)),
+                "ours": (engine("fbgemm"), lambda: module.run(xn, profile="fbgemm", threads=threads)),
+                "ours_i32": (engine("fbgemm"), lambda: module.run(xn, profile="int32_bias", threads=threads)),
+            }, runs)
+        rows.append((threads, t["ours"], t["ours_i32"], t["fbgemm"], t["qnnpack"]))
+    torch.backends.quantized.engine = "fbgemm"
+    lines.append(f"Load average (1/5/15 min) before: {load_before}, after: {load_average()}.")
+    lines.append("")
     lines.append("| threads | qnnpy fbgemm profile (ms) | qnnpy int32_bias (ms) | PyTorch fbgemm (ms) | PyTorch qnnpack (ms) | qnnpy / fbgemm | qnnpy / qnnpack |")
     lines.append("|---|---|---|---|---|---|---|")
     for threads, ours, ours_i32, fb, qn in rows:
         lines.append(f"| {threads} | {ours:.2f} | {ours_i32:.2f} | {fb:.2f} | {qn:.2f} | {ours / fb:.2f}x | {ours_i32 / qn:.2f}x |")
+    lines.append("")
+    (_, ours1, _, fb1, _), (_, ours2, _, fb2, _) = rows
+    lines.append(f"2-thread speed-up: qnnpy {ours1 / ours2:.2f}x, PyTorch fbgemm {fb1 / fb2:.2f}x.")
     lines.append("")
     # Per-layer breakdown, single thread, fbgemm profile.
     executor = _core.Executor(module.graph, "fbgemm", "", 1)
@@ -88,20 +121,30 @@ def bench_model(name: str, model: torch.nn.Module, runs: int, peak: float) -> li
     for _ in range(max(5, runs // 2)):
         executor.run([xn], False)
         per_node.append(executor.node_seconds())
+    kernels = executor.node_kernels()
     seconds = np.median(np.array(per_node), axis=0)
     macs = conv_macs(module)
     nodes = module.nodes()
     total = seconds.sum()
-    conv_time = sum(seconds[i] for i in macs)
-    lines.append(f"Single thread, per node (median of {len(per_node)} runs): total {total * 1e3:.2f} ms, "
-                 f"conv/linear {conv_time * 1e3:.2f} ms ({conv_time / total:.0%}), "
-                 f"other ops {(total - conv_time) * 1e3:.2f} ms.")
+    by_kind = collections.defaultdict(lambda: [0.0, 0])
+    for i, n in enumerate(nodes):
+        kind = kernels[i] or n["op"]
+        by_kind[kind][0] += seconds[i]
+        by_kind[kind][1] += 1
+    lines.append(f"Single thread, per node (median of {len(per_node)} runs): total {total * 1e3:.2f} ms.")
     lines.append("")
-    lines.append("| layer | GMAC | ms | GMAC/s | % of ceiling |")
-    lines.append("|---|---|---|---|---|")
-    for i in sorted(macs, key=lambda i: -seconds[i])[:8]:
+    lines.append("| kernel / op | nodes | ms | share |")
+    lines.append("|---|---|---|---|")
+    for kind, (t, count) in sorted(by_kind.items(), key=lambda kv: -kv[1][0]):
+        lines.append(f"| {kind} | {count} | {t * 1e3:.2f} | {t / total:.0%} |")
+    lines.append("")
+    lines.append("| layer | kernel | GMAC | ms | GMAC/s | % of the kernel's ceiling |")
+    lines.append("|---|---|---|---|---|---|")
+    for i in sorted(macs, key=lambda i: -seconds[i])[:10]:
         rate = macs[i] / seconds[i] / 1e9
-        lines.append(f"| {nodes[i]['source']} | {macs[i] / 1e9:.3f} | {seconds[i] * 1e3:.2f} | {rate:.1f} | {rate / peak:.0%} |")
+        peak = peaks["u8s8"] if kernels[i] == "gemm_u8s8" else peaks["s16"]
+        lines.append(f"| {nodes[i]['source']} | {kernels[i]} | {macs[i] / 1e9:.3f} | {seconds[i] * 1e3:.2f} | {rate:.1f} | "
+                     f"{rate / peak:.0%} |")
     lines.append("")
     return lines
 
@@ -112,14 +155,15 @@ def main() -> None:
     parser.add_argument("--out", default=None, help="write the markdown report here as well")
     args = parser.parse_args()
     warnings.filterwarnings("ignore")
-    peak = _core.peak_madd_gmacs(0.5)
+    peaks = {"u8s8": _core.peak_u8s8_gmacs(0.5), "s16": _core.peak_madd_gmacs(0.5)}
     lines = ["# Benchmarks", "", f"CPU: {cpu_model()} ({_core.default_isa()} kernels), torch {torch.__version__}, "
-             f"median of {args.runs} runs after 3 warm-up runs, input 1x3x224x224.", "",
-             f"Exact-int8 ceiling measured here (register-only vpmaddwd + vpaddd loop, one core): {peak:.1f} GMAC/s.", ""]
+             f"median of {args.runs} interleaved rounds after 3 warm-up runs, input 1x3x224x224.", "",
+             f"Ceilings measured here (register-only loops, one core): {peaks['u8s8']:.1f} GMAC/s for u8 x s8 "
+             f"(vpmaddubsw + vpmaddwd + vpaddd), {peaks['s16']:.1f} GMAC/s for int16 (vpmaddwd + vpaddd).", ""]
     for name, build in (("ResNet-18", lambda: zoo.quantized_resnet18()), ("MobileNetV2", lambda: zoo.quantized_mobilenet_v2())):
         print(f"[bench] {name}: building and calibrating", flush=True)
-        lines += bench_model(name, build(), args.runs, peak)
-        print("\n".join(lines[-20:]), flush=True)
+        lines += bench_model(name, build(), args.runs, peaks)
+        print("\n".join(lines[-40:]), flush=True)
     report = "\n".join(lines)
     print(report)
     if args.out:

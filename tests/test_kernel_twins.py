@@ -53,6 +53,9 @@ CONV_CASES = [
     (12, 9, (3, 3), 2, 2, 2, 3, 13, 10),
     (13, 13, (3, 3), 1, 1, 1, 13, 8, 9),      # depthwise, channel tail
     (24, 24, (5, 5), 2, 2, 1, 24, 11, 12),    # depthwise, stride 2
+    (40, 40, (3, 3), 1, 2, 2, 40, 9, 10),     # depthwise, dilation 2, 16 + 16 + 8 channels
+    (33, 33, (7, 7), 1, 3, 1, 33, 9, 8),      # depthwise, 49 taps (the generic window loop)
+    (16, 16, (1, 3), 2, 1, 1, 16, 7, 9),      # depthwise, 3 taps
     (8, 40, (1, 3), 1, 0, 1, 2, 6, 17),
 ]
 
@@ -70,6 +73,48 @@ def test_conv_twins(case, input_zp, profile):
         y = _conv(gg, x, rng, cin, cout, k, stride, pad, dil, groups, relu, per_channel, 0.7, 7)
         gg.mark_output(gg.add_node("dequantize", [y], "dq", "dq", "float32"))
         _run_both(gg, rng.standard_normal((2, cin, h, w)).astype(np.float32) * 3, profile)
+
+
+@pytest.mark.parametrize("dtype, input_zp", [("int8", -128), ("int8", 0), ("int8", 37), ("uint8", 255), ("uint8", 3)])
+def test_depthwise_equals_the_dense_conv_with_block_diagonal_weights(dtype, input_zp):
+    """The depthwise kernels (raw x, zx folded into the bias) against the GEMM paths."""
+    rng = np.random.default_rng(input_zp + 1000)
+    c, stride, pad, dil = 35, 2, 2, 2
+    w = rng.integers(-128, 128, (c, 1, 3, 3), dtype=np.int8)
+    dense = np.zeros((c, c, 3, 3), np.int8)
+    dense[np.arange(c), np.arange(c)] = w[:, 0]
+    scale, bias = rng.uniform(1e-3, 5e-2, c), rng.standard_normal(c).astype(np.float32)
+    x_in = rng.standard_normal((2, c, 10, 9)).astype(np.float32) * 3
+    outs = {}
+    for isa in ("scalar", "avx2"):
+        for groups, weight in ((c, w), (1, dense)):
+            g = _core.Graph()
+            x = g.add_node("quantize", [g.add_input("x", [2, c, 10, 9])], "q", "q", dtype, 0.05, input_zp)
+            config = np.array([2, stride, stride, pad, pad, dil, dil, 0, 0, groups, 0], np.int64)
+            y = g.add_conv2d(x, "conv", "conv", 3, config, weight, scale, np.zeros(c, np.int64), 0, bias, True,
+                             "uint8", 0.7, 7)
+            g.mark_output(g.add_node("dequantize", [y], "dq", "dq", "float32"))
+            ex = _core.Executor(g, "int32_bias", isa, 2)
+            outs[(isa, groups)] = ex.run([x_in], False)[0][0]
+            if groups == c:
+                assert [k for k in ex.node_kernels() if k] == ["depthwise"]
+    for key, out in outs.items():
+        np.testing.assert_array_equal(out, outs[("scalar", 1)], err_msg=str(key))
+
+
+@pytest.mark.parametrize("out_dtype, out_zp, relu", [("int8", -5, False), ("int8", 100, True), ("uint8", 250, False)])
+def test_requantize_twins_on_wide_rows(out_dtype, out_zp, relu):
+    """77 output channels: the 32-wide packing loop, the 8-wide loop and the scalar tail."""
+    rng = np.random.default_rng(out_zp + 300)
+    g = _core.Graph()
+    x = _quantized_input(g, (1, 40, 5, 6), 0.05, 128)
+    w = rng.integers(-128, 128, (77, 40, 1, 1), dtype=np.int8)
+    config = np.array([2, 1, 1, 0, 0, 1, 1, 0, 0, 1, 0], np.int64)
+    y = g.add_conv2d(x, "conv", "conv", 3, config, w, rng.uniform(1e-3, 5e-2, 77), np.zeros(77, np.int64), 0,
+                     rng.standard_normal(77).astype(np.float32) * 50, relu, out_dtype, 0.05, out_zp)
+    g.mark_output(g.add_node("dequantize", [y], "dq", "dq", "float32"))
+    for profile in ("int32_bias", "fbgemm"):
+        _run_both(g, rng.standard_normal((1, 40, 5, 6)).astype(np.float32) * 4, profile)
 
 
 @pytest.mark.parametrize("profile", ["int32_bias", "fbgemm"])

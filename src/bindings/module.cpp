@@ -301,7 +301,9 @@ PYBIND11_MODULE(_core, m) {
 
   m.def("cpu_has_avx2", &cpu_has_avx2, "Whether this CPU has AVX2 and FMA.");
   m.def("peak_madd_gmacs", &peak_madd_gmacs, py::arg("seconds") = 0.2,
-        "Measured GMAC/s of a register-only vpmaddwd + vpaddd loop on one core: the exact-int8 ceiling.");
+        "Measured GMAC/s of a register-only vpmaddwd + vpaddd loop on one core: the int16 GEMM's ceiling.");
+  m.def("peak_u8s8_gmacs", &peak_u8s8_gmacs, py::arg("seconds") = 0.2,
+        "Measured GMAC/s of a register-only vpmaddubsw + vpmaddwd + vpaddd loop on one core: the u8s8 GEMM's ceiling.");
   m.def("default_isa", [] { return std::string(isa_name(default_isa())); },
         "The ISA the runtime uses by default (QNNPY_ISA=scalar|avx2 overrides).");
 
@@ -314,6 +316,8 @@ PYBIND11_MODULE(_core, m) {
       .def_property_readonly("profile", [](const Executor& e) { return std::string(profile_name(e.profile())); })
       .def_property_readonly("isa", [](const Executor& e) { return std::string(isa_name(e.isa())); })
       .def("node_seconds", &Executor::node_seconds, "Wall time of each node in the last run (node order).")
+      .def("node_kernels", &Executor::node_kernels,
+           "The kernel each conv/linear node used in the last run (node order; '' for other nodes).")
       .def(
           "run",
           [](Executor& e, const std::vector<FloatArray>& inputs, bool capture) {

@@ -72,16 +72,18 @@ std::pair<float, float> avg_pool2d_multipliers(AvgPool2dRule rule, int64_t divis
 }
 
 const KernelSet& scalar_kernels() {
-  static const KernelSet k = {gemm_s16_scalar,  requantize_scalar, depthwise_s16_scalar, quantize_scalar,
+  static const KernelSet k = {gemm_s16_scalar,  requantize_scalar, depthwise_row_scalar, quantize_scalar,
                               dequantize_scalar, add_float_scalar, add_fixed_scalar,    relu_scalar,
-                              max_pool2d_scalar, adaptive_avg_pool2d_scalar, lookup_scalar, mul_scalar, avg_pool2d_scalar, batch_norm_scalar};
+                              max_pool2d_scalar, adaptive_avg_pool2d_scalar, lookup_scalar, mul_scalar,
+                              avg_pool2d_scalar, batch_norm_scalar, gemm_u8s8_scalar, clamp_u8_scalar};
   return k;
 }
 
 const KernelSet& avx2_kernels() {
-  static const KernelSet k = {gemm_s16_avx2,  requantize_avx2, depthwise_s16_avx2, quantize_avx2,
+  static const KernelSet k = {gemm_s16_avx2,  requantize_avx2, depthwise_row_avx2, quantize_avx2,
                               dequantize_avx2, add_float_avx2, add_fixed_avx2,    relu_avx2,
-                              max_pool2d_avx2, adaptive_avg_pool2d_avx2, lookup_avx2, mul_avx2, avg_pool2d_avx2, batch_norm_avx2};
+                              max_pool2d_avx2, adaptive_avg_pool2d_avx2, lookup_avx2, mul_avx2,
+                              avg_pool2d_avx2, batch_norm_avx2, gemm_u8s8_avx2, clamp_u8_avx2};
   return k;
 }
 

@@ -30,6 +30,13 @@ constexpr int kGemmNR = 16;
 int64_t packed_b_size(int64_t k, int64_t n);
 void pack_b(const int16_t* b, int64_t k, int64_t n, int16_t* packed);
 
+// B (k x n int8, row-major) packed for gemm_u8s8: n padded to kGemmNR columns,
+// k padded to a multiple of 4; for each block of kGemmNR columns and each k quad,
+// kGemmNR quads (b[4q][j], ..., b[4q+3][j]). Padding is 0.
+int64_t packed_b_u8s8_size(int64_t k, int64_t n);
+constexpr int64_t kClampBlock = 32;
+void pack_b_u8s8(const int8_t* b, int64_t k, int64_t n, int8_t* packed);
+
 // Requantization of int32 accumulators, one formula for both profiles:
 //   t = float(acc + ibias[j]) + fbias[j];  y = cvtps(fl(t * mult[j])) + zp;  clamp to [lo, hi]
 // (int32_bias / qnnpack: ibias = int32 bias, fbias = 0; fbgemm: ibias = 0, fbias = bias / (s_x s_w)).
@@ -124,14 +131,24 @@ struct BatchNormParams {
   int32_t in_zp, out_zp, lo, hi;
 };
 
+// Geometry of one depthwise output row: x points at the top-left input of its first
+// window; rows of x are `row_stride` bytes apart (the input is padded beforehand).
+struct DepthwiseRow {
+  int64_t c, ow, kh, kw, sw, dh, dw, row_stride;
+};
+// w (taps x c int16, tap-major) as pairs of taps: out[(p * c + ch) * 2 + h] = w[2p + h][ch],
+// 0 for the missing tap of an odd count. out holds (taps + 1) / 2 * 2 * c values.
+void pack_depthwise_pairs(const int16_t* w, int64_t taps, int64_t c, int16_t* out);
+
 struct KernelSet {
   // c[m][j] = sum_k a[m][k] * b[k][j]; a is m x kp int16 (kp even), b packed by pack_b.
   void (*gemm_s16)(const int16_t* a, int64_t m, int64_t kp, const int16_t* b_packed, int64_t n, int32_t* c, int64_t ldc);
   void (*requantize)(const int32_t* acc, int64_t m, int64_t n, int64_t ld_acc, const RequantParams& p, uint8_t* out,
                      int64_t ld_out);
-  // Depthwise conv, NHWC, int16 input rows already offset by the input zero point
-  // (padded border included: input is (n, h + 2ph, w + 2pw, c)); w is (kh*kw, c) int16.
-  void (*depthwise_s16)(const int16_t* x, const Pool2dShape& s, const int16_t* w, int32_t* acc);
+  // One output row of a depthwise conv over raw 8-bit NHWC input (see DepthwiseRow):
+  // acc[ox][c] = sum over taps t = (ky, kx) of x[ky * dh][ox * sw + kx * dw][c] * w_t[c],
+  // weights in pairs of taps as packed by pack_depthwise_pairs.
+  void (*depthwise_row)(const uint8_t* x, const DepthwiseRow& s, bool is_signed, const int16_t* w_pairs, int32_t* acc);
   // y = clamp(cvtps(min(x * inv_scale, bound)) + zp)
   void (*quantize)(const float* x, int64_t n, float inv_scale, int32_t zp, int32_t lo, int32_t hi, uint8_t* out);
   void (*dequantize)(const uint8_t* q, int64_t n, bool is_signed, float scale, int32_t zp, float* out);
@@ -148,6 +165,15 @@ struct KernelSet {
   void (*avg_pool2d)(const uint8_t* x, const Pool2dShape& s, bool is_signed, const AvgPool2dParams& p, uint8_t* out);
   void (*batch_norm)(const uint8_t* x, int64_t pixels, int64_t c, bool is_signed, const BatchNormParams& p,
                      uint8_t* out);
+
+  // c[m][j] = sum_k a[m][k] * b[k][j]; a is m x kq uint8 (kq a multiple of 4), b packed by
+  // pack_b_u8s8. Exact only when every pair sum a[2p] b[2p][j] + a[2p+1] b[2p+1][j] fits
+  // in int16 (the AVX2 variant's vpmaddubsw saturates it): the caller checks this.
+  void (*gemm_u8s8)(const uint8_t* a, int64_t m, int64_t kq, const int8_t* b_packed, int64_t n, int32_t* c,
+                    int64_t ldc);
+  // out[i] = min(x[i], bound) (unsigned); flags[b] = 1 when a byte of block b (bytes
+  // [kClampBlock * b, kClampBlock * (b + 1)) of x) exceeds bound, else 0. Returns the number of flagged blocks.
+  int64_t (*clamp_u8)(const uint8_t* x, int64_t n, uint8_t bound, uint8_t* out, uint8_t* flags);
 };
 
 const KernelSet& kernel_set(Isa isa);

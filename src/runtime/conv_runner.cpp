@@ -1,93 +1,134 @@
 #include "runtime/conv_runner.h"
 
 #include <algorithm>
+#include <cstring>
 
+#include "runtime/im2col.h"
 #include "runtime/parallel.h"
+#include "runtime/scratch.h"
+#include "runtime/u8s8_input.h"
 
 namespace qnnpy {
 namespace {
 
-// Rows of the im2col matrix for one group: (x - zx) as int16, zeros for padding, k padded to kp.
-void im2col(const uint8_t* x, bool sgn, int64_t h, int64_t w, int64_t cin, const PreparedLayer& L, int64_t oh,
-            int64_t ow, int64_t group, int64_t r0, int64_t r1, int16_t* a) {
-  const int64_t cg = L.cin_per_group, c0 = group * cg;
-  for (int64_t r = r0; r < r1; ++r) {
-    const int64_t b = r / (oh * ow), oy = (r / ow) % oh, ox = r % ow;
-    int16_t* dst = a + (r - r0) * L.kp;
-    for (int64_t ky = 0; ky < L.kh; ++ky) {
-      const int64_t iy = oy * L.sh - L.ph + ky * L.dh;
-      for (int64_t kx = 0; kx < L.kw; ++kx, dst += cg) {
-        const int64_t ix = ox * L.sw - L.pw + kx * L.dw;
-        if (iy < 0 || iy >= h || ix < 0 || ix >= w) {
-          std::fill(dst, dst + cg, int16_t{0});
-          continue;
-        }
-        const uint8_t* src = x + ((b * h + iy) * w + ix) * cin + c0;
-        if (sgn) {
-          for (int64_t i = 0; i < cg; ++i) dst[i] = static_cast<int16_t>(static_cast<int8_t>(src[i]) - L.input_zp);
-        } else {
-          for (int64_t i = 0; i < cg; ++i) dst[i] = static_cast<int16_t>(src[i] - L.input_zp);
-        }
+// The input with its border: (batch, h + 2 ph, w + 2 pw, c) raw bytes, zx at the border,
+// so that the border's terms cancel against the zx * sum(w) correction in the bias.
+const uint8_t* pad_input(const uint8_t* x, int64_t batch, const ConvGeometry& g, const PreparedLayer& L) {
+  const int64_t hp = g.h + 2 * L.ph, wp = g.w + 2 * L.pw, c = g.cin;
+  uint8_t* padded = thread_scratch<uint8_t, 3>(static_cast<size_t>(batch * hp * wp * c));
+  const uint8_t zx = static_cast<uint8_t>(L.input_zp);  // int8 inputs: the byte of the signed zero point
+  for (int64_t b = 0; b < batch; ++b)
+    for (int64_t py = 0; py < hp; ++py) {
+      uint8_t* dst = padded + (b * hp + py) * wp * c;
+      const int64_t iy = py - L.ph;
+      if (iy < 0 || iy >= g.h) {
+        std::memset(dst, zx, wp * c);
+        continue;
       }
+      std::memset(dst, zx, L.pw * c);
+      std::memcpy(dst + L.pw * c, x + (b * g.h + iy) * g.w * c, g.w * c);
+      std::memset(dst + (L.pw + g.w) * c, zx, L.pw * c);
     }
-    if (L.kp > L.k) *dst = 0;
-  }
+  return padded;
+}
+
+void run_depthwise(const OpArgs& a, const PreparedLayer& L, int64_t batch, const ConvGeometry& g, uint8_t* out,
+                   int threads) {
+  const uint8_t* padded = pad_input(a.in_buf().q.data(), batch, g, L);
+  const int64_t hp = g.h + 2 * L.ph, wp = g.w + 2 * L.pw, c = g.cin;
+  const DepthwiseRow s{c, g.ow, L.kh, L.kw, L.sw, L.dh, L.dw, wp * c};
+  const bool sgn = a.is_signed();
+  const RequantParams rq = L.requant(0, true);
+  const int64_t out_rows = batch * g.oh;
+  const int64_t rows_per_task = std::max<int64_t>(1, out_rows / (4 * threads));
+  parallel_chunks((out_rows + rows_per_task - 1) / rows_per_task, threads, [&](int64_t task, int) {
+    int32_t* acc = thread_scratch<int32_t, 1>(static_cast<size_t>(g.ow * c));
+    for (int64_t r = task * rows_per_task; r < std::min(out_rows, (task + 1) * rows_per_task); ++r) {
+      const int64_t b = r / g.oh, oy = r % g.oh;
+      a.k.depthwise_row(padded + (b * hp + oy * L.sh) * wp * c, s, sgn, L.depthwise_pairs.data(), acc);
+      a.k.requantize(acc, g.ow, c, c, rq, out + r * g.ow * c, c);
+    }
+  });
+}
+
+// im2col + GEMM + requantization in tasks over the worker pool; returns the kernel used.
+const char* run_gemm(const OpArgs& a, const PreparedLayer& L, const ConvGeometry& g, int64_t rows, uint8_t* out,
+                     int threads) {
+  const Buffer& x = a.in_buf();
+  U8s8Input u8_in;
+  const bool u8s8 = prepare_u8s8_input(a.k, x.q.data(), static_cast<int64_t>(x.q.size()), L, u8_in);
+  const bool sgn = a.is_signed();
+  const int64_t cpg = L.cout_per_group, row_len = u8s8 ? L.kq : L.kp;
+  const int64_t per_group = u8s8 ? packed_b_u8s8_size(L.k, cpg) : packed_b_size(L.k, cpg);
+  // Tasks: equal chunks of at most kMaxChunkRows rows in multiples of the GEMM tile's 6
+  // rows, as many as a multiple of the workers so that they finish together. With
+  // fewer rows than 96 per worker and one group, the workers split the column blocks
+  // instead (each then builds the same im2col rows).
+  constexpr int64_t kMaxChunkRows = 192;
+  const int64_t blocks = (cpg + kGemmNR - 1) / kGemmNR;
+  const bool split_columns = threads > 1 && L.groups == 1 && rows < 96 * threads;
+  int64_t row_chunks = (rows + kMaxChunkRows - 1) / kMaxChunkRows;
+  if (threads > 1 && !split_columns) row_chunks = (row_chunks + threads - 1) / threads * threads;
+  const int64_t chunk_rows = ((rows + row_chunks - 1) / row_chunks + 5) / 6 * 6;
+  const int64_t col_chunks = split_columns ? std::min<int64_t>(blocks, threads) : 1;
+  const int64_t blocks_per_chunk = (blocks + col_chunks - 1) / col_chunks;
+  const int64_t tasks = row_chunks * col_chunks;
+  const bool pointwise = L.kh == 1 && L.kw == 1 && L.sh == 1 && L.sw == 1 && L.ph == 0 && L.pw == 0 &&
+                         L.groups == 1 && L.kq == L.k;
+  parallel_chunks(tasks, threads, [&](int64_t task, int) {
+    const int64_t r0 = task / col_chunks * chunk_rows, r1 = std::min(rows, r0 + chunk_rows);
+    const int64_t j0 = task % col_chunks * blocks_per_chunk * kGemmNR;
+    const int64_t j1 = std::min(cpg, j0 + blocks_per_chunk * kGemmNR);
+    if (j0 >= j1 || r0 >= r1) return;
+    uint8_t* abuf = thread_scratch<uint8_t, 0>(static_cast<size_t>(chunk_rows * row_len * (u8s8 ? 1 : 2)));
+    int32_t* cbuf = thread_scratch<int32_t, 0>(static_cast<size_t>(chunk_rows * cpg)) + j0;
+    for (int64_t grp = 0; grp < L.groups; ++grp) {
+      if (u8s8) {
+        const uint8_t* rows_u8 = abuf;
+        if (pointwise) {
+          rows_u8 = u8_in.clamped + r0 * L.kq;  // the im2col rows are the input pixels themselves
+        } else {
+          im2col_u8(u8_in.clamped, g, L, grp, r0, r1, abuf);
+        }
+        a.k.gemm_u8s8(rows_u8, r1 - r0, L.kq, L.packed_b_u8s8.data() + grp * per_group + j0 * L.kq, j1 - j0, cbuf,
+                      cpg);
+        add_excess(u8_in, g, L, grp, r0, r1, j0, j1, cbuf, cpg);
+      } else {
+        int16_t* a16 = reinterpret_cast<int16_t*>(abuf);
+        im2col_s16(x.q.data(), sgn, g, L, grp, r0, r1, a16);
+        a.k.gemm_s16(a16, r1 - r0, L.kp, L.packed_b.data() + grp * per_group + j0 * L.kp, j1 - j0, cbuf, cpg);
+      }
+      a.k.requantize(cbuf, r1 - r0, j1 - j0, cpg, L.requant(grp * cpg + j0, u8s8),
+                     out + r0 * L.cout + grp * cpg + j0, L.cout);
+    }
+  });
+  return u8s8 ? "gemm_u8s8" : "gemm_s16";
 }
 
 }  // namespace
 
-void run_weighted(const OpArgs& a, const PreparedLayer& L, int threads) {
+const char* run_weighted(const OpArgs& a, const PreparedLayer& L, int threads) {
   const Node& n = a.node;
   const Value &xv = a.in(), &yv = a.out();
-  const Buffer& x = a.in_buf();
   Buffer& y = a.out_buf();
-  const bool sgn = a.is_signed();
-  int64_t batch, h, w, cin, oh, ow;
+  int64_t batch;
+  ConvGeometry g{};
   if (n.op == "conv2d") {
-    batch = xv.shape[0], cin = xv.shape[1], h = xv.shape[2], w = xv.shape[3];
-    oh = yv.shape[2], ow = yv.shape[3];
+    batch = xv.shape[0], g.cin = xv.shape[1], g.h = xv.shape[2], g.w = xv.shape[3];
+    g.oh = yv.shape[2], g.ow = yv.shape[3];
     y.torch_channels_last = true;  // fbgemm and qnnpack convs write channels_last
   } else {
-    cin = xv.shape.back(), batch = num_elements(xv.shape) / cin, h = w = oh = ow = 1;
+    g.cin = xv.shape.back(), batch = num_elements(xv.shape) / g.cin, g.h = g.w = g.oh = g.ow = 1;
   }
-  const int64_t rows = batch * oh * ow;
+  const int64_t rows = batch * g.oh * g.ow;
   y.q.assign(static_cast<size_t>(rows * L.cout), 0);
 
   if (L.depthwise) {
-    const int64_t hp = h + 2 * L.ph, wp = w + 2 * L.pw;
-    std::vector<int16_t> padded(static_cast<size_t>(batch * hp * wp * cin), 0);
-    for (int64_t b = 0; b < batch; ++b)
-      for (int64_t iy = 0; iy < h; ++iy)
-        for (int64_t ix = 0; ix < w; ++ix) {
-          const uint8_t* src = x.q.data() + ((b * h + iy) * w + ix) * cin;
-          int16_t* dst = padded.data() + ((b * hp + iy + L.ph) * wp + ix + L.pw) * cin;
-          for (int64_t c = 0; c < cin; ++c) {
-            dst[c] = static_cast<int16_t>((sgn ? int32_t(int8_t(src[c])) : int32_t(src[c])) - L.input_zp);
-          }
-        }
-    Pool2dShape s{batch, h, w, cin, oh, ow, L.kh, L.kw, L.sh, L.sw, L.ph, L.pw, L.dh, L.dw};
-    std::vector<int32_t> acc(static_cast<size_t>(rows * cin));
-    a.k.depthwise_s16(padded.data(), s, L.depthwise_weights.data(), acc.data());
-    a.k.requantize(acc.data(), rows, cin, cin, L.requant(0), y.q.data(), cin);
-    return;
+    run_depthwise(a, L, batch, g, y.q.data(), threads);
+    return "depthwise";
   }
 
-  constexpr int64_t kChunkRows = 192;
-  const int64_t chunks = (rows + kChunkRows - 1) / kChunkRows;
-  const int64_t per_group = packed_b_size(L.k, L.cout_per_group);
-  const int workers = static_cast<int>(std::min<int64_t>(threads, chunks));
-  std::vector<std::vector<int16_t>> a_buf(workers, std::vector<int16_t>(kChunkRows * L.kp));
-  std::vector<std::vector<int32_t>> c_buf(workers, std::vector<int32_t>(kChunkRows * L.cout_per_group));
-  parallel_chunks(chunks, workers, [&](int64_t chunk, int worker) {
-    const int64_t r0 = chunk * kChunkRows, r1 = std::min(rows, r0 + kChunkRows);
-    for (int64_t grp = 0; grp < L.groups; ++grp) {
-      im2col(x.q.data(), sgn, h, w, cin, L, oh, ow, grp, r0, r1, a_buf[worker].data());
-      a.k.gemm_s16(a_buf[worker].data(), r1 - r0, L.kp, L.packed_b.data() + grp * per_group, L.cout_per_group,
-                  c_buf[worker].data(), L.cout_per_group);
-      a.k.requantize(c_buf[worker].data(), r1 - r0, L.cout_per_group, L.cout_per_group,
-                    L.requant(grp * L.cout_per_group), y.q.data() + r0 * L.cout + grp * L.cout_per_group, L.cout);
-    }
-  });
+  return run_gemm(a, L, g, rows, y.q.data(), threads);
 }
 
 }  // namespace qnnpy

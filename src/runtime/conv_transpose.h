@@ -13,7 +13,8 @@ namespace qnnpy {
 class TransposedConv {
  public:
   TransposedConv(const Graph& g, const Node& n, Profile profile);
-  void run(const OpArgs& a, int threads) const;
+  // Returns the conv kernel that ran (see run_weighted).
+  const char* run(const OpArgs& a, int threads) const;
 
  private:
   Graph conv_;           // spread input -> conv2d with the flipped weight

@@ -32,9 +32,9 @@ void Executor::run_node(const Node& n, std::vector<Buffer>& values, int64_t inde
   auto layer = layers_.find(index);
   auto transposed = transposed_.find(index);
   if (layer != layers_.end()) {
-    run_weighted(args, layer->second, threads_);
+    node_kernels_[index] = run_weighted(args, layer->second, threads_);
   } else if (transposed != transposed_.end()) {
-    transposed->second.run(args, threads_);
+    node_kernels_[index] = transposed->second.run(args, threads_);
   } else {
     (*find_op_runner(n.op))(args);
   }
@@ -68,6 +68,7 @@ std::vector<HostTensor> Executor::run(const std::vector<const float*>& inputs,
   }
   const auto& nodes = g.nodes();
   node_seconds_.assign(nodes.size(), 0.0);
+  node_kernels_.assign(nodes.size(), std::string());
   for (size_t i = 0; i < nodes.size(); ++i) {
     const auto start = std::chrono::steady_clock::now();
     run_node(nodes[i], values, static_cast<int64_t>(i));

@@ -36,6 +36,8 @@ class Executor {
 
   // Wall time of each node in the last run, in seconds (node order).
   const std::vector<double>& node_seconds() const { return node_seconds_; }
+  // The kernel each conv/linear node used in the last run ("" for other nodes).
+  const std::vector<std::string>& node_kernels() const { return node_kernels_; }
 
   const Graph& graph() const { return *graph_; }
   Profile profile() const { return profile_; }
@@ -53,6 +55,7 @@ class Executor {
   std::map<int64_t, PreparedLayer> layers_;  // node index -> prepared weights
   std::map<int64_t, TransposedConv> transposed_;
   std::vector<double> node_seconds_;
+  std::vector<std::string> node_kernels_;
 };
 
 }  // namespace qnnpy

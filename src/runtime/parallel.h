@@ -1,14 +1,20 @@
-// A minimal parallel-for over chunk indices with std::thread.
+// A parallel-for over chunk indices on a persistent pool of worker threads.
 #pragma once
 
 #include <atomic>
 #include <cstdint>
-#include <thread>
-#include <vector>
+#include <functional>
 
 namespace qnnpy {
 
-// Calls fn(chunk, worker) for chunk in [0, chunks) on up to `threads` workers.
+// Runs body(worker) for worker in [0, workers) concurrently: worker 0 on the calling
+// thread, the others on pool threads created on first use and kept for the process.
+// One job at a time: a caller that finds the pool busy (another thread's job, or a
+// nested call) runs every worker's body itself, in order.
+void run_on_workers(int workers, const std::function<void(int)>& body);
+
+// Calls fn(chunk, worker) for chunk in [0, chunks) on up to `threads` workers; chunks
+// are handed out one at a time, so uneven chunks balance.
 template <class Fn>
 void parallel_chunks(int64_t chunks, int threads, Fn fn) {
   if (threads <= 1 || chunks <= 1) {
@@ -16,14 +22,10 @@ void parallel_chunks(int64_t chunks, int threads, Fn fn) {
     return;
   }
   std::atomic<int64_t> next{0};
-  auto work = [&](int worker) {
+  const int workers = static_cast<int>(chunks < threads ? chunks : threads);
+  run_on_workers(workers, [&](int worker) {
     for (int64_t c = next++; c < chunks; c = next++) fn(c, worker);
-  };
-  std::vector<std::thread> pool;
-  const int workers = static_cast<int>(std::min<int64_t>(threads, chunks));
-  for (int w = 1; w < workers; ++w) pool.emplace_back(work, w);
-  work(0);
-  for (auto& t : pool) t.join();
+  });
 }
 
 }  // namespace qnnpy

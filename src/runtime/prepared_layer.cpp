@@ -1,5 +1,8 @@
 #include "runtime/prepared_layer.h"
 
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
 #include <stdexcept>
 
 namespace qnnpy {
@@ -57,6 +60,62 @@ std::vector<int16_t> conv_b_matrix(const Param& w, const PreparedLayer& L, int64
   return b;
 }
 
+// ibias - zx * colsum in wrapping int32: the requantization adds ibias with a wrapping
+// add, so acc_raw + (ibias - zx * colsum) == (acc_raw - zx * colsum) + ibias modulo 2^32.
+int32_t raw_x_bias(int32_t ibias, int32_t zx, int32_t colsum) {
+  return static_cast<int32_t>(static_cast<uint32_t>(ibias) - static_cast<uint32_t>(zx) * static_cast<uint32_t>(colsum));
+}
+
+// Packs the uint8 x int8 GEMM weights when the layer qualifies (see prepared_layer.h).
+void prepare_u8s8(const Graph& g, const Node& n, const Param& w, PreparedLayer& L) {
+  const char* env = std::getenv("QNNPY_GEMM");
+  if ((env && std::strcmp(env, "s16") == 0) || g.value(n.inputs[0]).dtype != DType::UInt8) return;
+  std::vector<std::vector<int16_t>> bs;
+  for (int64_t grp = 0; grp < L.groups; ++grp) {
+    bs.push_back(conv_b_matrix(w, L, grp));
+    for (int16_t v : bs.back())
+      if (v < INT8_MIN || v > INT8_MAX) return;
+  }
+  L.kq = (L.k + 3) / 4 * 4;
+  const int64_t per_group = packed_b_u8s8_size(L.k, L.cout_per_group);
+  L.packed_b_u8s8.resize(per_group * L.groups);
+  L.ibias_raw_x.resize(L.cout);
+  int32_t pair_bound = 0;
+  for (int64_t grp = 0; grp < L.groups; ++grp) {
+    const std::vector<int16_t>& b = bs[grp];
+    const std::vector<int8_t> b8(b.begin(), b.end());
+    pack_b_u8s8(b8.data(), L.k, L.cout_per_group, L.packed_b_u8s8.data() + grp * per_group);
+    for (int64_t j = 0; j < L.cout_per_group; ++j) {
+      auto at = [&](int64_t k) { return k < L.k ? int32_t{b[k * L.cout_per_group + j]} : 0; };
+      int32_t colsum = 0;
+      for (int64_t k = 0; k < L.k; k += 2) {
+        colsum += at(k) + at(k + 1);
+        pair_bound = std::max(pair_bound, std::abs(at(k)) + std::abs(at(k + 1)));
+      }
+      L.ibias_raw_x[grp * L.cout_per_group + j] = raw_x_bias(L.ibias[grp * L.cout_per_group + j], L.input_zp, colsum);
+    }
+  }
+  L.x_bound = pair_bound == 0 ? 255 : std::min(255, INT16_MAX / pair_bound);
+}
+
+void prepare_depthwise(const Param& w, PreparedLayer& L) {
+  const int64_t taps = L.kh * L.kw;
+  std::vector<int16_t> wt(static_cast<size_t>(taps * L.cout));  // (taps, cout)
+  const int8_t* wd = w.data<int8_t>();
+  L.ibias_raw_x.resize(L.cout);
+  for (int64_t c = 0; c < L.cout; ++c) {
+    const int32_t zp = w.q.zero_point[w.q.per_channel() ? c : 0];
+    int32_t sum = 0;
+    for (int64_t t = 0; t < taps; ++t) {
+      wt[t * L.cout + c] = static_cast<int16_t>(wd[c * taps + t] - zp);
+      sum += wt[t * L.cout + c];
+    }
+    L.ibias_raw_x[c] = raw_x_bias(L.ibias[c], L.input_zp, sum);
+  }
+  L.depthwise_pairs.resize(static_cast<size_t>((taps + 1) / 2 * 2 * L.cout));
+  pack_depthwise_pairs(wt.data(), taps, L.cout, L.depthwise_pairs.data());
+}
+
 }  // namespace
 
 PreparedLayer prepare_layer(const Graph& g, const Node& n, Profile profile) {
@@ -80,14 +139,7 @@ PreparedLayer prepare_layer(const Graph& g, const Node& n, Profile profile) {
   L.k = L.kh * L.kw * L.cin_per_group;
   L.kp = (L.k + 1) / 2 * 2;
   L.depthwise = n.op == "conv2d" && L.cin_per_group == 1 && L.cout_per_group == 1;
-  if (L.depthwise) {
-    L.depthwise_weights.resize(L.kh * L.kw * L.cout);
-    const int8_t* wd = w.data<int8_t>();
-    for (int64_t c = 0; c < L.cout; ++c) {
-      const int32_t zp = w.q.zero_point[w.q.per_channel() ? c : 0];
-      for (int64_t t = 0; t < L.kh * L.kw; ++t) L.depthwise_weights[t * L.cout + c] = static_cast<int16_t>(wd[c * L.kh * L.kw + t] - zp);
-    }
-  } else {
+  if (!L.depthwise) {
     const int64_t per_group = packed_b_size(L.k, L.cout_per_group);
     L.packed_b.resize(per_group * L.groups);
     for (int64_t grp = 0; grp < L.groups; ++grp) {
@@ -96,6 +148,11 @@ PreparedLayer prepare_layer(const Graph& g, const Node& n, Profile profile) {
     }
   }
   set_requantization(g, n, profile, L);
+  if (L.depthwise) {
+    prepare_depthwise(w, L);
+  } else {
+    prepare_u8s8(g, n, w, L);
+  }
   return L;
 }
 

@@ -18,15 +18,29 @@ struct PreparedLayer {
   int64_t k = 0, kp = 0;                    // im2col row length, padded to even
   bool depthwise = false;
   std::vector<int16_t> packed_b;            // groups x packed (kp x cout_per_group), GEMM path
-  std::vector<int16_t> depthwise_weights;   // (kh*kw, cout), depthwise path
+  // The uint8 x int8 GEMM path (conv_runner.cpp), prepared when the input is uint8 and
+  // every w - zw fits in int8; empty otherwise (or with QNNPY_GEMM=s16).
+  int64_t kq = 0;                           // im2col row length, padded to a multiple of 4
+  std::vector<int8_t> packed_b_u8s8;        // groups x packed (kq x cout_per_group)
+  // Largest x for which every pair sum x1 b[2p][j] + x2 b[2p+1][j] fits in int16:
+  // 32767 / max over p, j of (|b[2p][j]| + |b[2p+1][j]|), at most 255.
+  int32_t x_bound = 255;
+  // Depthwise path: w - zw per tap and channel, packed by pack_depthwise_pairs.
+  std::vector<int16_t> depthwise_pairs;
+  // For accumulators of raw x (u8s8 GEMM, depthwise): ibias[c] - zx * sum_k b[k][c],
+  // wrapping int32, since sum (x - zx) b = sum x b - zx sum b.
+  std::vector<int32_t> ibias_raw_x;
   // Requantization, per output channel.
   std::vector<int32_t> ibias;
   std::vector<float> fbias, mult;
   int32_t zp = 0, lo = 0, hi = 255;
   int32_t input_zp = 0;
 
-  RequantParams requant(int64_t channel_offset) const {
-    return {ibias.data() + channel_offset, fbias.data() + channel_offset, mult.data() + channel_offset, zp, lo, hi};
+  bool has_u8s8() const { return !packed_b_u8s8.empty(); }
+  // With `raw_x`, the accumulators are sums x (w - zw), corrected through the bias.
+  RequantParams requant(int64_t channel_offset, bool raw_x = false) const {
+    const int32_t* ib = (raw_x ? ibias_raw_x : ibias).data() + channel_offset;
+    return {ib, fbias.data() + channel_offset, mult.data() + channel_offset, zp, lo, hi};
   }
 };
 

@@ -18,35 +18,58 @@ inline __m256i broadcast_pair(const int16_t* p) {
   return _mm256_set1_epi32(v);
 }
 
-template <int MR>
-void tile(const int16_t* a, int64_t kp, const int16_t* bp, int32_t* c, int64_t ldc, int64_t cols) {
-  __m256i acc[MR][2];
-  for (int r = 0; r < MR; ++r) acc[r][0] = acc[r][1] = _mm256_setzero_si256();
-  const int64_t pairs = kp / 2;
-  for (int64_t p = 0; p < pairs; ++p) {
-    const __m256i b0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bp + p * 2 * kGemmNR));
-    const __m256i b1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bp + p * 2 * kGemmNR + kGemmNR));
-    for (int r = 0; r < MR; ++r) {
-      const __m256i av = broadcast_pair(a + r * kp + 2 * p);
-      acc[r][0] = _mm256_add_epi32(acc[r][0], _mm256_madd_epi16(av, b0));
-      acc[r][1] = _mm256_add_epi32(acc[r][1], _mm256_madd_epi16(av, b1));
-    }
+inline void store_row(int32_t* c, __m256i lo, __m256i hi, int64_t cols) {
+  if (cols == kGemmNR) {
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(c), lo);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(c + 8), hi);
+    return;
   }
-  for (int r = 0; r < MR; ++r) {
-    if (cols == kGemmNR) {
-      _mm256_storeu_si256(reinterpret_cast<__m256i*>(c + r * ldc), acc[r][0]);
-      _mm256_storeu_si256(reinterpret_cast<__m256i*>(c + r * ldc + 8), acc[r][1]);
-    } else {
-      alignas(32) int32_t tmp[kGemmNR];
-      _mm256_store_si256(reinterpret_cast<__m256i*>(tmp), acc[r][0]);
-      _mm256_store_si256(reinterpret_cast<__m256i*>(tmp + 8), acc[r][1]);
-      std::memcpy(c + r * ldc, tmp, cols * sizeof(int32_t));
-    }
-  }
+  alignas(32) int32_t tmp[kGemmNR];
+  _mm256_store_si256(reinterpret_cast<__m256i*>(tmp), lo);
+  _mm256_store_si256(reinterpret_cast<__m256i*>(tmp + 8), hi);
+  std::memcpy(c, tmp, cols * sizeof(int32_t));
 }
 
-using TileFn = void (*)(const int16_t*, int64_t, const int16_t*, int32_t*, int64_t, int64_t);
-constexpr TileFn kTiles[kMR + 1] = {nullptr, tile<1>, tile<2>, tile<3>, tile<4>, tile<5>, tile<6>};
+// Named accumulators (not arrays) keep all 12 in registers. Rows beyond `rows`
+// re-read the last valid row; their results are not stored.
+void tile(const int16_t* a, int64_t kp, int rows, const int16_t* bp, int32_t* c, int64_t ldc, int64_t cols) {
+  const int16_t* a0 = a;
+  const int16_t* a1 = rows > 1 ? a0 + kp : a0;
+  const int16_t* a2 = rows > 2 ? a1 + kp : a1;
+  const int16_t* a3 = rows > 3 ? a2 + kp : a2;
+  const int16_t* a4 = rows > 4 ? a3 + kp : a3;
+  const int16_t* a5 = rows > 5 ? a4 + kp : a4;
+  __m256i c00 = _mm256_setzero_si256(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00;
+  __m256i c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00;
+  for (int64_t k = 0; k < kp; k += 2, bp += 2 * kGemmNR) {
+    const __m256i b0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bp));
+    const __m256i b1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bp + kGemmNR));
+    __m256i av = broadcast_pair(a0 + k);
+    c00 = _mm256_add_epi32(c00, _mm256_madd_epi16(av, b0));
+    c01 = _mm256_add_epi32(c01, _mm256_madd_epi16(av, b1));
+    av = broadcast_pair(a1 + k);
+    c10 = _mm256_add_epi32(c10, _mm256_madd_epi16(av, b0));
+    c11 = _mm256_add_epi32(c11, _mm256_madd_epi16(av, b1));
+    av = broadcast_pair(a2 + k);
+    c20 = _mm256_add_epi32(c20, _mm256_madd_epi16(av, b0));
+    c21 = _mm256_add_epi32(c21, _mm256_madd_epi16(av, b1));
+    av = broadcast_pair(a3 + k);
+    c30 = _mm256_add_epi32(c30, _mm256_madd_epi16(av, b0));
+    c31 = _mm256_add_epi32(c31, _mm256_madd_epi16(av, b1));
+    av = broadcast_pair(a4 + k);
+    c40 = _mm256_add_epi32(c40, _mm256_madd_epi16(av, b0));
+    c41 = _mm256_add_epi32(c41, _mm256_madd_epi16(av, b1));
+    av = broadcast_pair(a5 + k);
+    c50 = _mm256_add_epi32(c50, _mm256_madd_epi16(av, b0));
+    c51 = _mm256_add_epi32(c51, _mm256_madd_epi16(av, b1));
+  }
+  store_row(c, c00, c01, cols);
+  if (rows > 1) store_row(c + ldc, c10, c11, cols);
+  if (rows > 2) store_row(c + 2 * ldc, c20, c21, cols);
+  if (rows > 3) store_row(c + 3 * ldc, c30, c31, cols);
+  if (rows > 4) store_row(c + 4 * ldc, c40, c41, cols);
+  if (rows > 5) store_row(c + 5 * ldc, c50, c51, cols);
+}
 
 }  // namespace
 
@@ -62,42 +85,11 @@ void gemm_s16_avx2(const int16_t* a, int64_t m, int64_t kp, const int16_t* b_pac
       const int16_t* bp = b_packed + nb * pairs * 2 * kGemmNR;
       const int64_t cols = std::min<int64_t>(kGemmNR, n - nb * kGemmNR);
       for (int64_t i = i0; i < i1; i += kMR) {
-        const int rows = static_cast<int>(std::min<int64_t>(kMR, i1 - i));
-        kTiles[rows](a + i * kp, kp, bp, c + i * ldc + nb * kGemmNR, ldc, cols);
+        tile(a + i * kp, kp, static_cast<int>(std::min<int64_t>(kMR, i1 - i)), bp, c + i * ldc + nb * kGemmNR, ldc,
+             cols);
       }
     }
   }
-}
-
-void depthwise_s16_avx2(const int16_t* x, const Pool2dShape& s, const int16_t* w, int32_t* acc) {
-  const int64_t hp = s.h + 2 * s.ph, wp = s.w + 2 * s.pw;
-  const int64_t vec_c = s.c / 8 * 8;
-  for (int64_t b = 0; b < s.n; ++b)
-    for (int64_t oy = 0; oy < s.oh; ++oy)
-      for (int64_t ox = 0; ox < s.ow; ++ox) {
-        int32_t* out = acc + ((b * s.oh + oy) * s.ow + ox) * s.c;
-        for (int64_t ch = 0; ch < vec_c; ch += 8) {
-          __m256i sum = _mm256_setzero_si256();
-          for (int64_t ky = 0; ky < s.kh; ++ky)
-            for (int64_t kx = 0; kx < s.kw; ++kx) {
-              const int16_t* in = x + ((b * hp + oy * s.sh + ky * s.dh) * wp + ox * s.sw + kx * s.dw) * s.c + ch;
-              const int16_t* tap = w + (ky * s.kw + kx) * s.c + ch;
-              const __m256i xv = _mm256_cvtepi16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(in)));
-              const __m256i wv = _mm256_cvtepi16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(tap)));
-              sum = _mm256_add_epi32(sum, _mm256_mullo_epi32(xv, wv));
-            }
-          _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + ch), sum);
-        }
-        for (int64_t ch = vec_c; ch < s.c; ++ch) {
-          int32_t sum = 0;
-          for (int64_t ky = 0; ky < s.kh; ++ky)
-            for (int64_t kx = 0; kx < s.kw; ++kx) {
-              sum += int32_t{x[((b * hp + oy * s.sh + ky * s.dh) * wp + ox * s.sw + kx * s.dw) * s.c + ch]} *
-                     w[(ky * s.kw + kx) * s.c + ch];
-            }
-          out[ch] = sum;
-        }
-      }
 }
 
 }  // namespace qnnpy

@@ -1,32 +1,49 @@
+// The loops are written in assembly: with intrinsics, the compiler hoists the
+// loop-invariant multiplies and the loop measures additions only.
 #include "kernels/avx2/peak.h"
-
-#include <immintrin.h>
 
 #include <chrono>
 
 #include "kernels/kernels.h"
 
 namespace qnnpy {
+namespace {
 
-double peak_madd_gmacs(double seconds) {
+// 12 independent accumulators (ymm4..ymm15) hide the multiply latency.
+#define QNNPY_REPEAT12(X) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11) X(12) X(13) X(14) X(15)
+#define QNNPY_S16_STEP(i) "vpmaddwd %%ymm1, %%ymm0, %%ymm3\n\tvpaddd %%ymm3, %%ymm" #i ", %%ymm" #i "\n\t"
+#define QNNPY_U8S8_STEP(i) \
+  "vpmaddubsw %%ymm1, %%ymm0, %%ymm3\n\tvpmaddwd %%ymm2, %%ymm3, %%ymm3\n\tvpaddd %%ymm3, %%ymm" #i ", %%ymm" #i "\n\t"
+#define QNNPY_LOOP(step)                                                                                     \
+  __asm__ volatile(                                                                                          \
+      "vpxor %%ymm0, %%ymm0, %%ymm0\n\tvpxor %%ymm1, %%ymm1, %%ymm1\n\tvpxor %%ymm2, %%ymm2, %%ymm2\n\t"        \
+      "1:\n\t" QNNPY_REPEAT12(step) "dec %0\n\tjnz 1b\n\tvzeroupper"                                         \
+      : "+r"(n)                                                                                              \
+      :                                                                                                      \
+      : "cc", "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", "xmm10", "xmm11", \
+        "xmm12", "xmm13", "xmm14", "xmm15")
+
+void s16_loop(long n) { QNNPY_LOOP(QNNPY_S16_STEP); }
+void u8s8_loop(long n) { QNNPY_LOOP(QNNPY_U8S8_STEP); }
+
+double measure(void (*loop)(long), double macs_per_iteration, double seconds) {
   if (!cpu_has_avx2()) return 0.0;
-  // 12 independent accumulators hide the multiply latency; each vpmaddwd is 16 MACs.
-  __m256i acc[12];
-  for (int i = 0; i < 12; ++i) acc[i] = _mm256_set1_epi32(i);
-  const __m256i a = _mm256_set1_epi16(3), b = _mm256_set1_epi16(-2);
-  int64_t iterations = 0;
+  constexpr long kBlock = 100000;
+  long iterations = 0;
   const auto start = std::chrono::steady_clock::now();
   double elapsed = 0.0;
   while (elapsed < seconds) {
-    for (int rep = 0; rep < 100000; ++rep) {
-      for (int i = 0; i < 12; ++i) acc[i] = _mm256_add_epi32(acc[i], _mm256_madd_epi16(a, b));
-      __asm__ volatile("" : "+x"(acc[0]), "+x"(acc[1]), "+x"(acc[2]), "+x"(acc[3]), "+x"(acc[4]), "+x"(acc[5]));
-      __asm__ volatile("" : "+x"(acc[6]), "+x"(acc[7]), "+x"(acc[8]), "+x"(acc[9]), "+x"(acc[10]), "+x"(acc[11]));
-    }
-    iterations += 100000;
+    loop(kBlock);
+    iterations += kBlock;
     elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   }
-  return static_cast<double>(iterations) * 12 * 16 / elapsed / 1e9;
+  return static_cast<double>(iterations) * macs_per_iteration / elapsed / 1e9;
 }
+
+}  // namespace
+
+double peak_madd_gmacs(double seconds) { return measure(s16_loop, 12 * 16, seconds); }
+
+double peak_u8s8_gmacs(double seconds) { return measure(u8s8_loop, 12 * 32, seconds); }
 
 }  // namespace qnnpy

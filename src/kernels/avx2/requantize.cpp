@@ -1,28 +1,52 @@
-// AVX2 requantization of int32 accumulators (formula in kernels.h).
+// AVX2 requantization of int32 accumulators (formula in kernels.h). 32 outputs at a
+// time are narrowed with saturating packs as PyTorch's kernels do: packs_epi32 is the
+// int16 saturation of the formula, and since lo and hi lie within int16, adding zp
+// with int16 saturation and clamping to [lo, hi] gives what int32 arithmetic gives.
 #include "kernels/avx2/avx2_kernels.h"
 #include "kernels/avx2/simd_util.h"
 #include "kernels/scalar/scalar_kernels.h"
 
 namespace qnnpy {
+namespace {
+
+// cvtps(fl(fl(float(acc + ibias) + fbias) * mult)) for 8 outputs from column j.
+inline __m256i scaled(const int32_t* row, int64_t j, const RequantParams& p) {
+  const __m256i v = _mm256_add_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(row + j)),
+                                     _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p.ibias + j)));
+  const __m256 t = _mm256_add_ps(_mm256_cvtepi32_ps(v), _mm256_loadu_ps(p.fbias + j));
+  return _mm256_cvtps_epi32(_mm256_mul_ps(t, _mm256_loadu_ps(p.mult + j)));
+}
+
+}  // namespace
 
 void requantize_avx2(const int32_t* acc, int64_t m, int64_t n, int64_t ld_acc, const RequantParams& p, uint8_t* out,
                      int64_t ld_out) {
   const __m256i zp = _mm256_set1_epi32(p.zp), lo = _mm256_set1_epi32(p.lo), hi = _mm256_set1_epi32(p.hi);
   const __m256i i16_min = _mm256_set1_epi32(INT16_MIN), i16_max = _mm256_set1_epi32(INT16_MAX);
-  const int64_t vec_n = n / 8 * 8;
+  const __m256i zp16 = _mm256_set1_epi16(static_cast<int16_t>(p.zp));
+  const __m256i lo16 = _mm256_set1_epi16(static_cast<int16_t>(p.lo)), hi16 = _mm256_set1_epi16(static_cast<int16_t>(p.hi));
+  const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+  const bool signed_out = p.lo < 0;
+  const int64_t n32 = n / 32 * 32, n8 = n / 8 * 8;
   for (int64_t i = 0; i < m; ++i) {
     const int32_t* row = acc + i * ld_acc;
     uint8_t* dst = out + i * ld_out;
-    for (int64_t j = 0; j < vec_n; j += 8) {
-      __m256i v = _mm256_add_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(row + j)),
-                                   _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p.ibias + j)));
-      __m256 t = _mm256_add_ps(_mm256_cvtepi32_ps(v), _mm256_loadu_ps(p.fbias + j));
-      __m256i y = clamp_epi32(_mm256_cvtps_epi32(_mm256_mul_ps(t, _mm256_loadu_ps(p.mult + j))), i16_min, i16_max);
+    for (int64_t j = 0; j < n32; j += 32) {
+      // packs work within 128-bit lanes: the bytes come out as dwords a0 b0 c0 d0 a1 b1 c1 d1.
+      __m256i ab = _mm256_packs_epi32(scaled(row, j, p), scaled(row, j + 8, p));
+      __m256i cd = _mm256_packs_epi32(scaled(row, j + 16, p), scaled(row, j + 24, p));
+      ab = _mm256_min_epi16(_mm256_max_epi16(_mm256_adds_epi16(ab, zp16), lo16), hi16);
+      cd = _mm256_min_epi16(_mm256_max_epi16(_mm256_adds_epi16(cd, zp16), lo16), hi16);
+      const __m256i bytes = signed_out ? _mm256_packs_epi16(ab, cd) : _mm256_packus_epi16(ab, cd);
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + j), _mm256_permutevar8x32_epi32(bytes, order));
+    }
+    for (int64_t j = n32; j < n8; j += 8) {
+      const __m256i y = clamp_epi32(scaled(row, j, p), i16_min, i16_max);
       store8_q(dst + j, clamp_epi32(_mm256_add_epi32(y, zp), lo, hi));
     }
-    if (vec_n < n) {
-      RequantParams tail{p.ibias + vec_n, p.fbias + vec_n, p.mult + vec_n, p.zp, p.lo, p.hi};
-      requantize_scalar(row + vec_n, 1, n - vec_n, ld_acc, tail, dst + vec_n, ld_out);
+    if (n8 < n) {
+      RequantParams tail{p.ibias + n8, p.fbias + n8, p.mult + n8, p.zp, p.lo, p.hi};
+      requantize_scalar(row + n8, 1, n - n8, ld_acc, tail, dst + n8, ld_out);
     }
   }
 }

@@ -1,0 +1,92 @@
+#include "runtime/parallel.h"
+
+#include <unistd.h>
+
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+
+namespace qnnpy {
+namespace {
+
+// Helper threads wait for a new job generation: first spinning (back-to-back layers
+// start within microseconds), then blocked on a condition variable.
+class WorkerPool {
+ public:
+  void run(int workers, const std::function<void(int)>& body) {
+    std::unique_lock<std::mutex> submit(submit_, std::try_to_lock);
+    if (!submit.owns_lock()) {
+      for (int w = 0; w < workers; ++w) body(w);
+      return;
+    }
+    ensure_helpers(workers - 1);
+    {
+      std::lock_guard<std::mutex> lock(m_);
+      body_ = &body;
+      workers_ = workers;
+      pending_.store(workers - 1, std::memory_order_relaxed);
+      generation_.fetch_add(1, std::memory_order_release);
+    }
+    wake_.notify_all();
+    body(0);
+    for (int spins = 0; pending_.load(std::memory_order_acquire) != 0; ++spins) {
+      if (spins > kSpins) std::this_thread::yield();
+    }
+  }
+
+ private:
+  static constexpr int kSpins = 20000;
+
+  void ensure_helpers(int helpers) {
+    if (pid_ != getpid()) {  // after fork() the helpers of the parent do not exist here
+      pid_ = getpid();
+      helpers_ = 0;
+    }
+    for (; helpers_ < helpers; ++helpers_) std::thread(&WorkerPool::loop, this, helpers_ + 1, generation_.load()).detach();
+  }
+
+  void loop(int id, uint64_t seen) {
+    for (;;) {
+      uint64_t g = generation_.load(std::memory_order_acquire);
+      for (int spins = 0; g == seen && spins < kSpins; ++spins) g = generation_.load(std::memory_order_acquire);
+      const std::function<void(int)>* body;
+      int workers;
+      {
+        // The job's fields are read together with its generation under the lock they
+        // are written under, so a slow helper never pairs one job's number with another's body.
+        std::unique_lock<std::mutex> lock(m_);
+        if (g == seen) wake_.wait(lock, [&] { return generation_.load(std::memory_order_acquire) != seen; });
+        seen = generation_.load(std::memory_order_acquire);
+        body = body_;
+        workers = workers_;
+      }
+      if (id < workers) {
+        (*body)(id);
+        pending_.fetch_sub(1, std::memory_order_acq_rel);
+      }
+    }
+  }
+
+  std::mutex submit_;  // one job at a time
+  std::mutex m_;
+  std::condition_variable wake_;
+  std::atomic<uint64_t> generation_{0};
+  std::atomic<int> pending_{0};
+  const std::function<void(int)>* body_ = nullptr;
+  int workers_ = 0;
+  int helpers_ = 0;
+  pid_t pid_ = 0;
+};
+
+}  // namespace
+
+void run_on_workers(int workers, const std::function<void(int)>& body) {
+  static WorkerPool* pool = new WorkerPool();  // never destroyed: its threads outlive static destruction
+  if (workers <= 1) {
+    if (workers == 1) body(0);
+    return;
+  }
+  pool->run(workers, body);
+}
+
+}  // namespace qnnpy

@@ -1,0 +1,141 @@
+"""The uint8 x int8 GEMM path (vpmaddubsw) against the exact int16 path, bit for bit.
+
+Each graph runs four ways: scalar and AVX2 kernels, each with the u8s8 path allowed
+and with QNNPY_GEMM=s16 (int16 path only). All four must agree at every node, and
+the executor must report the path the input calls for: u8s8 when the bytes are
+within the layer's bound or only a few exceed it (the excess is added back exactly),
+int16 when many bytes exceed it, when padding would place a zero point above the
+bound in the im2col rows, when w - zw does not fit in int8, and for int8 inputs.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from qnnpy import _core
+
+SCALE = 0.05
+
+
+def _run(graph: _core.Graph, x: np.ndarray, monkeypatch) -> tuple[dict, list[str]]:
+    results, kernels = {}, None
+    for gemm in ("auto", "s16"):
+        if gemm == "s16":
+            monkeypatch.setenv("QNNPY_GEMM", "s16")
+        else:
+            monkeypatch.delenv("QNNPY_GEMM", raising=False)
+        for isa in ("scalar", "avx2"):
+            ex = _core.Executor(graph, "int32_bias", isa, 2 if isa == "avx2" else 1)
+            _, captured = ex.run([x], True)
+            results[(gemm, isa)] = captured
+            if gemm == "auto" and isa == "avx2":
+                kernels = [k for k in ex.node_kernels() if k]
+            if gemm == "s16":
+                assert all(k in ("", "gemm_s16") for k in ex.node_kernels())
+    monkeypatch.delenv("QNNPY_GEMM", raising=False)
+    reference = results[("s16", "scalar")]
+    for key, captured in results.items():
+        assert captured.keys() == reference.keys()
+        for name in reference:
+            np.testing.assert_array_equal(captured[name], reference[name], err_msg=f"{name} {key}")
+    return reference, kernels
+
+
+def _bytes(rng, shape, mode: str) -> np.ndarray:
+    """Quantized input bytes: all <= 127, a few above (sparse), or half above (dense)."""
+    q = rng.integers(0, 128, shape)
+    if mode == "sparse":
+        flat = q.reshape(-1)
+        idx = rng.choice(flat.size, max(1, flat.size // 600), replace=False)
+        flat[idx] = rng.integers(128, 256, idx.size)
+    elif mode == "dense":
+        q = rng.integers(0, 256, shape)
+    return q
+
+
+def _input(q: np.ndarray, zp: int) -> np.ndarray:
+    return ((q - zp) * SCALE).astype(np.float32)
+
+
+def _conv(g, x, rng, cin, cout, k, stride, pad, dil, groups, weight_zp=0, weight_range=(-128, 128)):
+    w = rng.integers(*weight_range, (cout, cin // groups, k[0], k[1]), dtype=np.int8)
+    config = np.array([2, stride, stride, pad, pad, dil, dil, 0, 0, groups, 0], np.int64)
+    return g.add_conv2d(x, "conv", "conv", 3, config, w, rng.uniform(1e-3, 2e-2, cout), np.full(cout, weight_zp), 0,
+                        rng.standard_normal(cout).astype(np.float32), True, "uint8", 0.3, 5)
+
+
+CASES = [
+    # cin, cout, kernel, stride, pad, dilation, groups, h, w
+    (3, 21, (7, 7), 2, 3, 1, 1, 19, 23),
+    (17, 33, (3, 3), 1, 1, 1, 1, 9, 11),
+    (64, 40, (3, 3), 2, 1, 1, 1, 15, 14),
+    (16, 16, (1, 1), 1, 0, 1, 1, 7, 5),
+    (12, 9, (3, 3), 2, 2, 2, 3, 13, 10),
+    (8, 40, (1, 3), 1, 0, 1, 2, 6, 17),
+]
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: f"c{c[0]}-{c[1]}_k{c[2][0]}x{c[2][1]}_s{c[3]}_p{c[4]}_g{c[6]}")
+@pytest.mark.parametrize("input_zp", [0, 127, 255])
+@pytest.mark.parametrize("mode", ["low", "sparse", "dense"])
+def test_conv_u8s8_equals_int16(case, input_zp, mode, monkeypatch):
+    cin, cout, k, stride, pad, dil, groups, h, w = case
+    rng = np.random.default_rng(abs(hash((case, input_zp, mode))) % 2**32)
+    g = _core.Graph()
+    x = g.add_node("quantize", [g.add_input("x", [2, cin, h, w])], "q", "q", "uint8", SCALE, input_zp)
+    y = _conv(g, x, rng, cin, cout, k, stride, pad, dil, groups)
+    g.mark_output(g.add_node("dequantize", [y], "dq", "dq", "float32"))
+    q = _bytes(rng, (2, cin, h, w), mode)
+    captured, kernels = _run(g, _input(q, input_zp), monkeypatch)
+    np.testing.assert_array_equal(captured["q"], q)  # the bytes are the ones intended
+    # zx = 255 exceeds every bound but 255 (weights with pairs |w1| + |w2| <= 128).
+    expect_u8s8 = mode != "dense" and not (pad > 0 and input_zp == 255)
+    assert kernels == ["gemm_u8s8" if expect_u8s8 else "gemm_s16"]
+
+
+@pytest.mark.parametrize("rows, k, n", [(1, 512, 1000), (13, 37, 21), (7, 1, 3), (20, 64, 16)])
+@pytest.mark.parametrize("mode", ["low", "sparse"])
+def test_linear_u8s8_with_weight_zero_points(rows, k, n, mode, monkeypatch):
+    rng = np.random.default_rng(rows * 1000 + k)
+    g = _core.Graph()
+    x = g.add_node("quantize", [g.add_input("x", [rows, k])], "q", "q", "uint8", SCALE, 77)
+    zp = rng.integers(-3, 4, n)
+    w = rng.integers(-120, 121, (n, k), dtype=np.int8)  # w - zw stays within int8
+    y = g.add_linear(x, "fc", "fc", w, rng.uniform(1e-3, 1e-2, n), zp, 0, rng.standard_normal(n).astype(np.float32),
+                     False, "uint8", 0.2, 100)
+    g.mark_output(g.add_node("dequantize", [y], "dq", "dq", "float32"))
+    _, kernels = _run(g, _input(_bytes(rng, (rows, k), mode), 77), monkeypatch)
+    assert kernels == ["gemm_u8s8"]
+
+
+def test_int16_path_when_weights_minus_zero_point_leave_int8(monkeypatch):
+    rng = np.random.default_rng(3)
+    g = _core.Graph()
+    x = g.add_node("quantize", [g.add_input("x", [5, 16])], "q", "q", "uint8", SCALE, 0)
+    w = np.full((4, 16), -128, np.int8)
+    y = g.add_linear(x, "fc", "fc", w, np.full(4, 0.01), np.full(4, 1), 0, np.zeros(4, np.float32), False, "uint8",
+                     0.2, 100)
+    g.mark_output(g.add_node("dequantize", [y], "dq", "dq", "float32"))
+    _, kernels = _run(g, _input(_bytes(rng, (5, 16), "low"), 0), monkeypatch)
+    assert kernels == ["gemm_s16"]
+
+
+def test_int16_path_for_int8_inputs(monkeypatch):
+    rng = np.random.default_rng(4)
+    g = _core.Graph()
+    x = g.add_node("quantize", [g.add_input("x", [1, 8, 6, 6])], "q", "q", "int8", SCALE, 0)
+    y = _conv(g, x, rng, 8, 8, (3, 3), 1, 1, 1, 1)
+    g.mark_output(g.add_node("dequantize", [y], "dq", "dq", "float32"))
+    _, kernels = _run(g, rng.standard_normal((1, 8, 6, 6)).astype(np.float32), monkeypatch)
+    assert kernels == ["gemm_s16"]
+
+
+def test_small_weights_raise_the_bound(monkeypatch):
+    """Pairs |w1| + |w2| <= 64 allow bytes up to 32767 // 64 = 511 > 255: zx = 255 with padding stays u8s8."""
+    rng = np.random.default_rng(5)
+    g = _core.Graph()
+    x = g.add_node("quantize", [g.add_input("x", [1, 8, 9, 9])], "q", "q", "uint8", SCALE, 255)
+    y = _conv(g, x, rng, 8, 24, (3, 3), 1, 1, 1, 1, weight_range=(-32, 33))
+    g.mark_output(g.add_node("dequantize", [y], "dq", "dq", "float32"))
+    _, kernels = _run(g, _input(_bytes(rng, (1, 8, 9, 9), "dense"), 255), monkeypatch)
+    assert kernels == ["gemm_u8s8"]
