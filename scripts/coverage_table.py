@@ -17,7 +17,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-TEST_FILES = ["tests/test_zoo_models.py", "tests/test_more_ops.py", "tests/test_runtime_ops.py"]
+TEST_FILES = ["tests/test_zoo_models.py", "tests/test_more_ops.py", "tests/test_runtime_ops.py", "tests/test_tvm_ops.py"]
 BEGIN, END = "<!-- coverage:begin -->", "<!-- coverage:end -->"
 
 MODEL_COLUMNS = [
@@ -31,6 +31,13 @@ OP_COLUMNS = [
     ("runtime int32_bias = qnnpack engine", "test_more_ops", "test_runtime_int32_bias_matches_qnnpack"),
     ("TVM within 2 LSB", "test_more_ops", "test_tvm_matches_torch"),
 ]
+# TVM tests of the base op cases (tests/test_tvm_ops.py) by case name.
+BASE_TVM_TESTS = {
+    "add": ("test_add_matches_torch", "False"),
+    "add_relu": ("test_add_matches_torch", "True"),
+    "pools_linear": ("test_pools_flatten_linear_match_torch", "False"),
+    "pools_linear_relu_unfused_relu": ("test_pools_flatten_linear_match_torch", "True"),
+}
 BASE_OP_COLUMNS = [
     ("runtime = fbgemm engine", "test_runtime_ops", "test_op_matches_torch_engine", "fbgemm-fbgemm"),
     ("runtime int32_bias = qnnpack engine", "test_runtime_ops", "test_op_matches_torch_engine", "qnnpack-int32_bias"),
@@ -77,7 +84,8 @@ def op_table(res: dict[tuple[str, str, str], str]) -> str:
     base = sorted({p.split("-", 2)[-1] for (m, t, p) in res if m == "test_runtime_ops"})
     for case in base:
         cells = [res.get((m, t, f"{engine}-{case}"), "-") for _, m, t, engine in BASE_OP_COLUMNS]
-        rows.append([f"`{case}`"] + cells + ["-"])
+        tvm_test, tvm_id = BASE_TVM_TESTS.get(case, ("test_conv_variants_match_torch", case))
+        rows.append([f"`{case}`"] + cells + [res.get(("test_tvm_ops", tvm_test, tvm_id), "-")])
     return table(["op case"] + [c for c, _, _ in OP_COLUMNS], rows)
 
 
