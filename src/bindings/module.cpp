@@ -122,6 +122,15 @@ int add_weighted_layer(Graph& g, const std::string& op, int x, const std::string
   return g.add_node(std::move(node), std::move(out), expected);
 }
 
+// decode_conv_config, with the layer's path in the error.
+ConvConfig decode_conv_config_at(const std::string& source, int state_version, const IntArray& config) {
+  try {
+    return decode_conv_config(state_version, to_vector<int64_t>(config));
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument(source + ": " + e.what());
+  }
+}
+
 py::array host_to_numpy(const HostTensor& t) {
   py::array a(numpy_dtype(t.dtype), std::vector<py::ssize_t>(t.shape.begin(), t.shape.end()));
   std::memcpy(a.mutable_data(), t.bytes.data(), t.bytes.size());
@@ -187,12 +196,7 @@ PYBIND11_MODULE(_core, m) {
              const IntArray& config, const Int8Array& weight, const FloatArray& weight_scale,
              const IntArray& weight_zero_point, int weight_axis, std::optional<FloatArray> bias, bool relu,
              const std::string& out_dtype, float out_scale, int out_zero_point, const Shape& expected_shape) {
-            ConvConfig c;
-            try {
-              c = decode_conv_config(state_version, to_vector<int64_t>(config));
-            } catch (const std::invalid_argument& e) {
-              throw std::invalid_argument(source + ": " + e.what());
-            }
+            const ConvConfig c = decode_conv_config_at(source, state_version, config);
             if (c.spatial_dims != 2) throw std::invalid_argument(source + ": conv2d needs 2 spatial dims");
             if (c.transpose) throw std::invalid_argument(source + ": transposed conv is not supported by conv2d");
             Node n;
@@ -212,12 +216,7 @@ PYBIND11_MODULE(_core, m) {
              const IntArray& config, const Int8Array& weight, const FloatArray& weight_scale,
              const IntArray& weight_zero_point, int weight_axis, std::optional<FloatArray> bias, bool relu,
              const std::string& out_dtype, float out_scale, int out_zero_point, const Shape& expected_shape) {
-            ConvConfig c;
-            try {
-              c = decode_conv_config(state_version, to_vector<int64_t>(config));
-            } catch (const std::invalid_argument& e) {
-              throw std::invalid_argument(source + ": " + e.what());
-            }
+            const ConvConfig c = decode_conv_config_at(source, state_version, config);
             if (c.spatial_dims != 2 || !c.transpose) {
               throw std::invalid_argument(source + ": conv_transpose2d needs a transposed 2-D conv configuration");
             }

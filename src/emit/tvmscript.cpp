@@ -140,22 +140,16 @@ class Emitter {
       const Value& x = g_.value(n.inputs[0]);
       line(o, "R.dequantize(" + x.name + ", " + float_const(x.q.scale[0]) + ", " + int_const(x.q.zero_point[0]) +
                   ", out_dtype=\"float32\")");
-    } else if (n.op == "conv2d") {
+    } else if (n.op == "conv2d" || n.op == "conv_transpose2d") {
+      const bool transposed = n.op == "conv_transpose2d";
       std::string x = dequantize_value(n.inputs[0], o + "_x");
       std::string w = dequantize_param(g_.node_param(n, "weight"), o + "_w");
-      std::string y = emit(o + "_conv", "R.nn.conv2d(" + x + ", " + w + ", strides=" + int_list(n.ints_attr("stride")) +
-                                            ", padding=" + padding4(n.ints_attr("padding")) +
-                                            ", dilation=" + int_list(n.ints_attr("dilation")) +
-                                            ", groups=" + std::to_string(n.int_attr("groups")) + ")");
-      quantize_to(out, bias_and_relu(n, y, o, 4));
-    } else if (n.op == "conv_transpose2d") {
-      std::string x = dequantize_value(n.inputs[0], o + "_x");
-      std::string w = dequantize_param(g_.node_param(n, "weight"), o + "_w");
-      std::string y = emit(o + "_deconv", "R.nn.conv2d_transpose(" + x + ", " + w + ", strides=" + int_list(n.ints_attr("stride")) +
-                                              ", padding=" + padding4(n.ints_attr("padding")) +
-                                              ", output_padding=" + int_list(n.ints_attr("output_padding")) +
-                                              ", dilation=" + int_list(n.ints_attr("dilation")) +
-                                              ", groups=" + std::to_string(n.int_attr("groups")) + ")");
+      std::string extra = transposed ? ", output_padding=" + int_list(n.ints_attr("output_padding")) : "";
+      std::string y = emit(o + (transposed ? "_deconv" : "_conv"),
+                           (transposed ? "R.nn.conv2d_transpose(" : "R.nn.conv2d(") + x + ", " + w +
+                               ", strides=" + int_list(n.ints_attr("stride")) + ", padding=" +
+                               padding4(n.ints_attr("padding")) + extra + ", dilation=" +
+                               int_list(n.ints_attr("dilation")) + ", groups=" + std::to_string(n.int_attr("groups")) + ")");
       quantize_to(out, bias_and_relu(n, y, o, 4));
     } else if (n.op == "linear") {
       std::string x = dequantize_value(n.inputs[0], o + "_x");

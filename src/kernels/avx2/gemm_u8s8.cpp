@@ -10,30 +10,11 @@
 #include <cstring>
 
 #include "kernels/avx2/avx2_kernels.h"
+#include "kernels/avx2/gemm_tile.h"
 #include "kernels/scalar/scalar_kernels.h"
 
 namespace qnnpy {
 namespace {
-
-constexpr int kMR = 6;
-
-inline __m256i broadcast_quad(const uint8_t* p) {
-  int32_t v;
-  std::memcpy(&v, p, sizeof v);
-  return _mm256_set1_epi32(v);
-}
-
-inline void store_row(int32_t* c, __m256i lo, __m256i hi, int64_t cols) {
-  if (cols == kGemmNR) {
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(c), lo);
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(c + 8), hi);
-    return;
-  }
-  alignas(32) int32_t tmp[kGemmNR];
-  _mm256_store_si256(reinterpret_cast<__m256i*>(tmp), lo);
-  _mm256_store_si256(reinterpret_cast<__m256i*>(tmp + 8), hi);
-  std::memcpy(c, tmp, cols * sizeof(int32_t));
-}
 
 // Rows beyond `rows` re-read the last valid row; their results are not stored.
 void tile(const uint8_t* a, int64_t kq, int rows, const int8_t* bp, int32_t* c, int64_t ldc, int64_t cols) {
@@ -49,31 +30,31 @@ void tile(const uint8_t* a, int64_t kq, int rows, const int8_t* bp, int32_t* c, 
   for (int64_t q = 0; q < kq; q += 4, bp += 4 * kGemmNR) {
     const __m256i b0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bp));
     const __m256i b1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bp + 32));
-    __m256i av = broadcast_quad(a0 + q);
+    __m256i av = broadcast_4_bytes(a0 + q);
     c00 = _mm256_add_epi32(c00, _mm256_madd_epi16(_mm256_maddubs_epi16(av, b0), ones));
     c01 = _mm256_add_epi32(c01, _mm256_madd_epi16(_mm256_maddubs_epi16(av, b1), ones));
-    av = broadcast_quad(a1 + q);
+    av = broadcast_4_bytes(a1 + q);
     c10 = _mm256_add_epi32(c10, _mm256_madd_epi16(_mm256_maddubs_epi16(av, b0), ones));
     c11 = _mm256_add_epi32(c11, _mm256_madd_epi16(_mm256_maddubs_epi16(av, b1), ones));
-    av = broadcast_quad(a2 + q);
+    av = broadcast_4_bytes(a2 + q);
     c20 = _mm256_add_epi32(c20, _mm256_madd_epi16(_mm256_maddubs_epi16(av, b0), ones));
     c21 = _mm256_add_epi32(c21, _mm256_madd_epi16(_mm256_maddubs_epi16(av, b1), ones));
-    av = broadcast_quad(a3 + q);
+    av = broadcast_4_bytes(a3 + q);
     c30 = _mm256_add_epi32(c30, _mm256_madd_epi16(_mm256_maddubs_epi16(av, b0), ones));
     c31 = _mm256_add_epi32(c31, _mm256_madd_epi16(_mm256_maddubs_epi16(av, b1), ones));
-    av = broadcast_quad(a4 + q);
+    av = broadcast_4_bytes(a4 + q);
     c40 = _mm256_add_epi32(c40, _mm256_madd_epi16(_mm256_maddubs_epi16(av, b0), ones));
     c41 = _mm256_add_epi32(c41, _mm256_madd_epi16(_mm256_maddubs_epi16(av, b1), ones));
-    av = broadcast_quad(a5 + q);
+    av = broadcast_4_bytes(a5 + q);
     c50 = _mm256_add_epi32(c50, _mm256_madd_epi16(_mm256_maddubs_epi16(av, b0), ones));
     c51 = _mm256_add_epi32(c51, _mm256_madd_epi16(_mm256_maddubs_epi16(av, b1), ones));
   }
-  store_row(c, c00, c01, cols);
-  if (rows > 1) store_row(c + ldc, c10, c11, cols);
-  if (rows > 2) store_row(c + 2 * ldc, c20, c21, cols);
-  if (rows > 3) store_row(c + 3 * ldc, c30, c31, cols);
-  if (rows > 4) store_row(c + 4 * ldc, c40, c41, cols);
-  if (rows > 5) store_row(c + 5 * ldc, c50, c51, cols);
+  store_tile_row(c, c00, c01, cols);
+  if (rows > 1) store_tile_row(c + ldc, c10, c11, cols);
+  if (rows > 2) store_tile_row(c + 2 * ldc, c20, c21, cols);
+  if (rows > 3) store_tile_row(c + 3 * ldc, c30, c31, cols);
+  if (rows > 4) store_tile_row(c + 4 * ldc, c40, c41, cols);
+  if (rows > 5) store_tile_row(c + 5 * ldc, c50, c51, cols);
 }
 
 }  // namespace
@@ -82,14 +63,14 @@ void gemm_u8s8_avx2(const uint8_t* a, int64_t m, int64_t kq, const int8_t* b_pac
                     int64_t ldc) {
   const int64_t blocks = (n + kGemmNR - 1) / kGemmNR;
   // Rows per panel: keep the A panel (rows x kq bytes) within about 64 KiB.
-  const int64_t panel = std::max<int64_t>(kMR, (65536 / std::max<int64_t>(kq, 1)) / kMR * kMR);
+  const int64_t panel = std::max<int64_t>(kGemmMR, (65536 / std::max<int64_t>(kq, 1)) / kGemmMR * kGemmMR);
   for (int64_t i0 = 0; i0 < m; i0 += panel) {
     const int64_t i1 = std::min(m, i0 + panel);
     for (int64_t nb = 0; nb < blocks; ++nb) {
       const int8_t* bp = b_packed + nb * kq * kGemmNR;
       const int64_t cols = std::min<int64_t>(kGemmNR, n - nb * kGemmNR);
-      for (int64_t i = i0; i < i1; i += kMR) {
-        tile(a + i * kq, kq, static_cast<int>(std::min<int64_t>(kMR, i1 - i)), bp, c + i * ldc + nb * kGemmNR, ldc,
+      for (int64_t i = i0; i < i1; i += kGemmMR) {
+        tile(a + i * kq, kq, static_cast<int>(std::min<int64_t>(kGemmMR, i1 - i)), bp, c + i * ldc + nb * kGemmNR, ldc,
              cols);
       }
     }
