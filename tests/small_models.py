@@ -88,7 +88,8 @@ def quantized(body: nn.Module, shape: tuple[int, ...], per_channel: bool = True,
 
 
 def conv_cases() -> dict[str, tuple[nn.Module, tuple[int, ...], bool, list[list[str]] | None]]:
-    """name -> (body, input shape, per_channel, fuse list)."""
+    """name -> (body, input shape, per_channel, fuse list) (weights from a fixed seed)."""
+    torch.manual_seed(0)
     return {
         "conv_per_tensor": (ConvBlock(3, 8, False, kernel_size=3), (3, 12, 12), False, None),
         "conv_per_channel_relu": (ConvBlock(3, 8, True, kernel_size=3, padding=1), (3, 12, 12), True,
@@ -240,8 +241,22 @@ class Upsampling(nn.Module):
         return self.mix(self.up(self.conv(x)))
 
 
+class Regrid(nn.Module):
+    """conv -> flatten -> reshape back (a contiguous copy in PyTorch) -> avg_pool2d (its contiguous rule: the zero point is added before rounding, and 2x2 windows make ties)."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 9, 3, padding=1)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = self.conv(x)
+        n, c, h, w = y.shape
+        return torch.nn.functional.avg_pool2d(torch.flatten(y, 1).reshape(n, c, h, w), 2)
+
+
 def op_cases() -> dict[str, tuple[nn.Module, tuple[int, ...]]]:
-    """name -> (body, input shape) for the ops beyond conv/linear/add."""
+    """name -> (body, input shape) for the ops beyond conv/linear/add (weights from a fixed seed)."""
+    torch.manual_seed(0)
     return {
         "hardswish": (Activations(nn.Hardswish()), (3, 9, 11)),
         "hardsigmoid": (Activations(nn.Hardsigmoid()), (3, 9, 11)),
@@ -257,4 +272,7 @@ def op_cases() -> dict[str, tuple[nn.Module, tuple[int, ...]]]:
         "batch_norm": (Normalized(False), (3, 7, 9)),
         "conv1d": (Sequence1d(), (4, 29)),
         "conv_transpose2d": (Upsampling(), (3, 7, 9)),
+        "upsample_scale_factor": (Activations(nn.Upsample(scale_factor=1.7, mode="nearest")), (3, 5, 7)),
+        "upsample_recomputed_scale": (Activations(nn.Upsample(scale_factor=1.7, recompute_scale_factor=True)), (3, 5, 7)),
+        "reshape_then_avg_pool": (Regrid(), (3, 8, 9)),
     }

@@ -29,3 +29,19 @@ def test_op_matches_torch_engine(name, engine, profile):
     reference = copy.deepcopy(model) if engine != "fbgemm" else model
     report = qnnpy.compare(reference, module, [x], profiles=[profile])
     assert report.all_identical(profile), report.table()
+
+
+def test_concurrent_runs_of_one_module_agree():
+    """Python threads sharing one module (and so one prepared executor) get the sequential result."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    import numpy as np
+
+    body, shape, per_channel, fuse = _cases()["pools_linear"]
+    model, x = quantized(body, shape, per_channel, fuse)
+    module = qnnpy.from_torch(model, (x,))
+    expected = module.run(x.numpy(), profile="fbgemm", threads=2).quantized
+    with ThreadPoolExecutor(4) as pool:
+        results = list(pool.map(lambda _: module.run(x.numpy(), profile="fbgemm", threads=2).quantized, range(16)))
+    for result in results:
+        np.testing.assert_array_equal(result, expected)

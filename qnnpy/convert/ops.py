@@ -216,11 +216,11 @@ def convert_mul_scalar(ctx: ConversionContext, node: torch.fx.Node) -> int:
 
 def convert_cat(ctx: ConversionContext, node: torch.fx.Node) -> int:
     """``torch.ops.quantized.cat`` (QFunctional.cat) or ``torch.cat`` of quantized tensors."""
-    return ctx.add(node, "cat", list(node.args[0]), ints={"axis": [int(_arg(node, 1, "dim", 0))]})
+    return ctx.add(node, "cat", list(_arg(node, 0, "tensors")), ints={"axis": [int(_arg(node, 1, "dim", 0))]})
 
 
 def convert_hardswish(ctx: ConversionContext, node: torch.fx.Node) -> int:
-    """``nnq.Hardswish`` / ``F.hardswish``: x * relu6(x + 3) / 6, requantized."""
+    """``nnq.Hardswish`` / ``torch.ops.quantized.hardswish``: x * relu6(x + 3) / 6, requantized."""
     return ctx.add(node, "hardswish", [node.args[0]])
 
 
@@ -333,9 +333,12 @@ def convert_upsample_nearest(ctx: ConversionContext, node: torch.fx.Node) -> int
     """``nn.Upsample`` / ``F.interpolate`` in mode "nearest": the output size is read from the example output."""
     if node.op == "call_module":
         m = ctx.module(node)
-        mode, scale_factor = m.mode, m.scale_factor
+        mode, scale_factor, recompute = m.mode, m.scale_factor, m.recompute_scale_factor
     else:
         mode, scale_factor = _arg(node, 3, "mode", "nearest"), _arg(node, 2, "scale_factor")
+        recompute = _arg(node, 5, "recompute_scale_factor")
+    if recompute:
+        scale_factor = None  # PyTorch computes the output size, then indexes by in / out
     if mode != "nearest":
         raise ConversionError(f"{ctx.source(node)}: interpolate mode {mode!r} on a quantized tensor is not supported "
                               "(only 'nearest')")
@@ -351,7 +354,7 @@ def convert_mean(ctx: ConversionContext, node: torch.fx.Node) -> int:
     """``Tensor.mean`` / ``torch.mean`` over the spatial axes [2, 3] of a quantized 4-D tensor."""
     rank = ctx.example(node.args[0]).dim()
     dims = _arg(node, 1, "dim")
-    axes = sorted(int(d) % rank for d in (dims if isinstance(dims, (tuple, list)) else [dims]))
+    axes = [] if dims is None else sorted(int(d) % rank for d in (dims if isinstance(dims, (tuple, list)) else [dims]))
     if rank != 4 or axes != [2, 3]:
         raise ConversionError(f"{ctx.source(node)}: mean over {dims} of a rank-{rank} quantized tensor is not "
                               "supported (only over [2, 3] of a 4-D tensor)")
@@ -369,7 +372,7 @@ def convert_transpose(ctx: ConversionContext, node: torch.fx.Node) -> int:
     """``torch.transpose`` / ``Tensor.transpose`` as a permutation of two axes."""
     rank = ctx.example(node.args[0]).dim()
     perm = list(range(rank))
-    a, b = (int(d) % rank for d in node.args[1:3])
+    a, b = (int(_arg(node, i, name)) % rank for i, name in ((1, "dim0"), (2, "dim1")))
     perm[a], perm[b] = perm[b], perm[a]
     return ctx.add(node, "permute", [node.args[0]], ints={"perm": perm})
 
@@ -408,7 +411,8 @@ def convert_getitem(ctx: ConversionContext, node: torch.fx.Node) -> int:
 
 def convert_dropout(ctx: ConversionContext, node: torch.fx.Node) -> int:
     """``torch.dropout`` / ``F.dropout`` in eval mode: the output is the input."""
-    if _arg(node, 2, "train", _arg(node, 2, "training", False)):
+    training = _arg(node, 2, "train") if node.target is torch.dropout else _arg(node, 2, "training", True)
+    if training:
         raise ConversionError(f"{ctx.source(node)}: dropout with train=True; convert the model in eval mode")
     return ctx.value(node.args[0], node)
 
@@ -445,7 +449,6 @@ CONVERTERS: dict[Any, Converter] = {
     torch.ops.quantized.cat: convert_cat,
     torch.cat: convert_cat,
     nnq.Hardswish: convert_hardswish,
-    F.hardswish: convert_hardswish,
     torch.ops.quantized.hardswish: convert_hardswish,
     nn.Hardsigmoid: convert_hardsigmoid,
     F.hardsigmoid: convert_hardsigmoid,

@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "emit/exported_params.h"
+#include "ir/nearest.h"
 
 namespace qnnpy {
 namespace {
@@ -211,12 +212,28 @@ class Emitter {
       return "R.strided_slice(" + x + ", axes=[" + std::to_string(n.int_attr("axis")) + "], begin=[" +
              std::to_string(n.int_attr("begin")) + "], end=[" + std::to_string(n.int_attr("end")) + "])";
     }
-    if (n.op == "upsample_nearest2d") {
-      // PyTorch's "nearest": source index = floor(dst * in / out).
-      return "R.image.resize2d(" + x + ", R.shape(" + int_list(n.ints_attr("output_size")) +
+    if (n.op == "upsample_nearest2d") return upsample_nearest_expr(n, x);
+    throw std::invalid_argument("TVMScript emitter: no rule for op '" + n.op + "' (" + n.source + ")");
+  }
+
+  // PyTorch's nearest upsampling. Without a scale factor its source index is
+  // floor(dst * in / out), which resize2d's asymmetric / floor mode computes; with one
+  // (1 / scale_factor instead of in / out) the rows and columns are gathered explicitly.
+  std::string upsample_nearest_expr(const Node& n, const std::string& x) const {
+    const Shape& in = g_.value(n.inputs[0]).shape;
+    const auto& size = n.ints_attr("output_size");
+    const double scale[2] = {n.float_attr("scale_h"), n.float_attr("scale_w")};
+    if (scale[0] <= 0 && scale[1] <= 0) {
+      return "R.image.resize2d(" + x + ", R.shape(" + int_list(size) +
              "), method=\"nearest_neighbor\", coordinate_transformation_mode=\"asymmetric\", rounding_method=\"floor\")";
     }
-    throw std::invalid_argument("TVMScript emitter: no rule for op '" + n.op + "' (" + n.source + ")");
+    std::string expr = x;
+    for (int axis = 0; axis < 2; ++axis) {
+      std::vector<int64_t> index(static_cast<size_t>(size[axis]));
+      for (int64_t d = 0; d < size[axis]; ++d) index[d] = nearest_source_index(d, in[2 + axis], size[axis], scale[axis]);
+      expr = "R.take(" + expr + ", R.const(" + int_list(index) + ", \"int64\"), axis=" + std::to_string(2 + axis) + ")";
+    }
+    return expr;
   }
 
   // avg_pool2d; a divisor_override d scales PyTorch's count_include_pad average by kh * kw / d.

@@ -56,6 +56,7 @@ HostTensor Executor::to_host(int value_id, const Buffer& b) const {
 
 std::vector<HostTensor> Executor::run(const std::vector<const float*>& inputs,
                                       std::map<std::string, HostTensor>* captured) {
+  std::lock_guard<std::mutex> lock(run_mutex_);
   const Graph& g = *graph_;
   if (inputs.size() != g.inputs().size()) {
     throw std::invalid_argument("runtime: " + std::to_string(g.inputs().size()) + " input(s) expected, got " +

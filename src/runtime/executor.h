@@ -3,6 +3,7 @@
 
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -54,6 +55,7 @@ class Executor {
   int threads_;
   std::map<int64_t, PreparedLayer> layers_;  // node index -> prepared weights
   std::map<int64_t, TransposedConv> transposed_;
+  std::mutex run_mutex_;  // one run at a time per executor: runs share the timing records
   std::vector<double> node_seconds_;
   std::vector<std::string> node_kernels_;
 };

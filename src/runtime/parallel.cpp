@@ -3,19 +3,22 @@
 #include <unistd.h>
 
 #include <condition_variable>
+#include <exception>
 #include <mutex>
 #include <thread>
 
 namespace qnnpy {
 namespace {
 
+thread_local bool in_job = false;  // this thread is running a job's body
+
 // Helper threads wait for a new job generation: first spinning (back-to-back layers
 // start within microseconds), then blocked on a condition variable.
 class WorkerPool {
  public:
   void run(int workers, const std::function<void(int)>& body) {
-    std::unique_lock<std::mutex> submit(submit_, std::try_to_lock);
-    if (!submit.owns_lock()) {
+    std::unique_lock<std::mutex> submit(submit_, std::defer_lock);
+    if (in_job || !submit.try_lock()) {
       for (int w = 0; w < workers; ++w) body(w);
       return;
     }
@@ -24,14 +27,27 @@ class WorkerPool {
       std::lock_guard<std::mutex> lock(m_);
       body_ = &body;
       workers_ = workers;
+      error_ = nullptr;
       pending_.store(workers - 1, std::memory_order_relaxed);
       generation_.fetch_add(1, std::memory_order_release);
     }
     wake_.notify_all();
-    body(0);
+    std::exception_ptr error;
+    in_job = true;
+    try {
+      body(0);
+    } catch (...) {
+      error = std::current_exception();
+    }
+    in_job = false;
     for (int spins = 0; pending_.load(std::memory_order_acquire) != 0; ++spins) {
       if (spins > kSpins) std::this_thread::yield();
     }
+    if (!error) {
+      std::lock_guard<std::mutex> lock(m_);
+      error = error_;
+    }
+    if (error) std::rethrow_exception(error);
   }
 
  private:
@@ -46,6 +62,7 @@ class WorkerPool {
   }
 
   void loop(int id, uint64_t seen) {
+    in_job = true;  // a helper only ever runs job bodies
     for (;;) {
       uint64_t g = generation_.load(std::memory_order_acquire);
       for (int spins = 0; g == seen && spins < kSpins; ++spins) g = generation_.load(std::memory_order_acquire);
@@ -61,7 +78,12 @@ class WorkerPool {
         workers = workers_;
       }
       if (id < workers) {
-        (*body)(id);
+        try {
+          (*body)(id);
+        } catch (...) {
+          std::lock_guard<std::mutex> lock(m_);
+          if (!error_) error_ = std::current_exception();
+        }
         pending_.fetch_sub(1, std::memory_order_acq_rel);
       }
     }
@@ -73,6 +95,7 @@ class WorkerPool {
   std::atomic<uint64_t> generation_{0};
   std::atomic<int> pending_{0};
   const std::function<void(int)>* body_ = nullptr;
+  std::exception_ptr error_;  // the first exception of a helper's body in the current job
   int workers_ = 0;
   int helpers_ = 0;
   pid_t pid_ = 0;

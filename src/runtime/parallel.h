@@ -9,8 +9,9 @@ namespace qnnpy {
 
 // Runs body(worker) for worker in [0, workers) concurrently: worker 0 on the calling
 // thread, the others on pool threads created on first use and kept for the process.
-// One job at a time: a caller that finds the pool busy (another thread's job, or a
-// nested call) runs every worker's body itself, in order.
+// One job at a time: a caller that finds the pool busy (another thread's job) and a
+// nested call from inside a body run every worker's body themselves, in order. An
+// exception from a body is rethrown to the caller once every worker has finished.
 void run_on_workers(int workers, const std::function<void(int)>& body);
 
 // Calls fn(chunk, worker) for chunk in [0, chunks) on up to `threads` workers; chunks

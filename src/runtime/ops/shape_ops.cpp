@@ -1,6 +1,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "ir/nearest.h"
 #include "runtime/layout.h"
 #include "runtime/ops/runners.h"
 
@@ -18,16 +19,6 @@ void store_logical(const OpArgs& a, std::vector<uint8_t> logical) {
   a.out_buf().q = s.size() == 4 ? nchw_to_nhwc(logical.data(), s) : std::move(logical);
 }
 
-// PyTorch's nearest_idx (UpSample.h): same size, exact doubling, else
-// min(floor(dst * scale), in - 1) with scale = fl(1 / scale_factor) or fl(in / out).
-int64_t nearest_source(int64_t dst, int64_t in, int64_t out, double scale_factor) {
-  if (out == in) return dst;
-  if (out == 2 * in) return dst >> 1;
-  const float scale = scale_factor > 0 ? static_cast<float>(1.0 / scale_factor)
-                                       : static_cast<float>(in) / static_cast<float>(out);
-  return std::min(static_cast<int64_t>(std::floor(static_cast<float>(dst) * scale)), in - 1);
-}
-
 }  // namespace
 
 void run_reshape(const OpArgs& a) {
@@ -35,7 +26,8 @@ void run_reshape(const OpArgs& a) {
   const Buffer& x = a.in_buf();
   std::vector<uint8_t> logical = xv.shape.size() == 4 ? nhwc_to_nchw(x.q.data(), xv.shape) : x.q;
   Buffer& y = a.out_buf();
-  y.torch_channels_last = x.torch_channels_last;
+  // Any real reshape of a channels_last tensor copies it to contiguous order in PyTorch.
+  y.torch_channels_last = x.torch_channels_last && xv.shape == out.shape;
   y.q = out.shape.size() == 4 ? nchw_to_nhwc(logical.data(), out.shape) : std::move(logical);
 }
 
@@ -102,9 +94,9 @@ void run_upsample_nearest2d(const OpArgs& a) {
   b.q.resize(a.out_count());
   for (int64_t n = 0; n < out[0]; ++n)
     for (int64_t oy = 0; oy < out[2]; ++oy) {
-      const int64_t iy = nearest_source(oy, in[2], out[2], scale_h);
+      const int64_t iy = nearest_source_index(oy, in[2], out[2], scale_h);
       for (int64_t ox = 0; ox < out[3]; ++ox) {
-        const int64_t ix = nearest_source(ox, in[3], out[3], scale_w);
+        const int64_t ix = nearest_source_index(ox, in[3], out[3], scale_w);
         std::memcpy(&b.q[((n * out[2] + oy) * out[3] + ox) * c], x + ((n * in[2] + iy) * in[3] + ix) * c,
                     static_cast<size_t>(c));
       }
