@@ -51,17 +51,20 @@ Quant quant_of(const OpArgs& a) {
 float hardswish(float x) { return (x * std::clamp(x + 3.0f, 0.0f, 6.0f)) / 6.0f; }
 float hardsigmoid(float x) { return std::clamp(x + 3.0f, 0.0f, 6.0f) / 6.0f; }
 
-// fbgemm engine, qhardswish_kernel: the vector lanes quantize with (float)(1.0 / s_out).
-UnaryTables hardswish_fbgemm(const Quant& q, bool sgn) {
-  const float inv = static_cast<float>(1.0 / static_cast<double>(q.out_scale));
+// PyTorch's element-wise kernels compute y = f(x) on the dequantized value: vector lanes
+// dequantize with fma and quantize with `vector_inv` (each kernel's own reciprocal of
+// s_out); the scalar tail uses dequantize_val and quantize_val.
+UnaryTables pointwise_tables(const Quant& q, bool sgn, float vector_inv, const std::function<float(float)>& f) {
   return {table_of(sgn, [&](int32_t v) {
-            return quantize_vector_lane(hardswish(dequantize_vector_lane(v, q.in_scale, q.in_zp)), inv, q.out_zp, q.lo, q.hi);
+            return quantize_vector_lane(f(dequantize_vector_lane(v, q.in_scale, q.in_zp)), vector_inv, q.out_zp, q.lo, q.hi);
           }),
           table_of(sgn, [&](int32_t v) {
-            return quantize_scalar_lane(hardswish(dequantize_scalar_lane(v, q.in_scale, q.in_zp)), q.out_scale, q.out_zp,
-                                        q.lo, q.hi);
+            return quantize_scalar_lane(f(dequantize_scalar_lane(v, q.in_scale, q.in_zp)), q.out_scale, q.out_zp, q.lo, q.hi);
           })};
 }
+
+// (float)(1.0 / s) in double: the vector-lane reciprocal of qhardswish, qhardsigmoid and qcat.
+float double_reciprocal(float s) { return static_cast<float>(1.0 / static_cast<double>(s)); }
 
 // QNNPACK builds one table, adding the output zero point in float before lrintf
 // (qnnpack/src/hardswish.c, hardsigmoid.c, sigmoid.c).
@@ -73,23 +76,11 @@ ByteTable qnnpack_table(const Quant& q, bool sgn, const std::function<float(floa
   });
 }
 
-// fbgemm engine, qhardsigmoid_kernel: output scale 1/256 (inverse 256 exactly in both lanes).
-UnaryTables hardsigmoid_fbgemm(const Quant& q, bool sgn) {
-  const float inv = static_cast<float>(1.0 / static_cast<double>(q.out_scale));
-  return {table_of(sgn, [&](int32_t v) {
-            return quantize_vector_lane(hardsigmoid(dequantize_vector_lane(v, q.in_scale, q.in_zp)), inv, q.out_zp, q.lo, q.hi);
-          }),
-          table_of(sgn, [&](int32_t v) {
-            return quantize_scalar_lane(hardsigmoid(dequantize_scalar_lane(v, q.in_scale, q.in_zp)), q.out_scale,
-                                        q.out_zp, q.lo, q.hi);
-          })};
-}
-
 // fbgemm engine, qsigmoid_kernel. Its vector lanes use SLEEF's expf8_u10, which we do
 // not reproduce: both tables use the C library's expf, so a vector-lane value may
 // differ by one LSB where the two exps round a result across a half-way point.
 UnaryTables sigmoid_fbgemm(const Quant& q, bool sgn) {
-  const float inv = static_cast<float>(1.0 / static_cast<double>(q.out_scale));
+  const float inv = double_reciprocal(q.out_scale);
   return {table_of(sgn, [&](int32_t v) {
             const float x = dequantize_scalar_lane(v, q.in_scale, q.in_zp);
             return quantize_vector_lane(1.0f / (1.0f + std::exp(-x)), inv, q.out_zp, q.lo, q.hi);
@@ -98,19 +89,6 @@ UnaryTables sigmoid_fbgemm(const Quant& q, bool sgn) {
             const float x = dequantize_scalar_lane(v, q.in_scale, q.in_zp);
             const float y = static_cast<float>(1.0 / (1.0 + static_cast<double>(std::exp(-x))));
             return quantize_scalar_lane(y, q.out_scale, q.out_zp, q.lo, q.hi);
-          })};
-}
-
-// leaky_qrelu_out_kernel (both engines): x > 0 ? x : x * slope; both lanes quantize with fl(1 / s_out).
-UnaryTables leaky_relu_tables(const Quant& q, bool sgn, float slope) {
-  const float inv = 1.0f / q.out_scale;
-  auto leaky = [slope](float x) { return x > 0.0f ? x : x * slope; };
-  return {table_of(sgn, [&](int32_t v) {
-            return quantize_vector_lane(leaky(dequantize_vector_lane(v, q.in_scale, q.in_zp)), inv, q.out_zp, q.lo, q.hi);
-          }),
-          table_of(sgn, [&](int32_t v) {
-            return quantize_scalar_lane(leaky(dequantize_scalar_lane(v, q.in_scale, q.in_zp)), q.out_scale, q.out_zp,
-                                        q.lo, q.hi);
           })};
 }
 
@@ -147,13 +125,8 @@ UnaryTables add_scalar_tables(const Quant& q, bool sgn, double c, double in_scal
 
 UnaryTables requantize_tables(bool is_signed, float in_scale, int32_t in_zp, float out_scale, int32_t out_zp,
                               int32_t lo, int32_t hi) {
-  const float inv = static_cast<float>(1.0 / static_cast<double>(out_scale));
-  return {table_of(is_signed, [&](int32_t v) {
-            return quantize_vector_lane(dequantize_vector_lane(v, in_scale, in_zp), inv, out_zp, lo, hi);
-          }),
-          table_of(is_signed, [&](int32_t v) {
-            return quantize_scalar_lane(dequantize_scalar_lane(v, in_scale, in_zp), out_scale, out_zp, lo, hi);
-          })};
+  return pointwise_tables({in_scale, out_scale, in_zp, out_zp, lo, hi}, is_signed, double_reciprocal(out_scale),
+                          [](float x) { return x; });
 }
 
 UnaryTables unary_tables(const OpArgs& a) {
@@ -162,12 +135,14 @@ UnaryTables unary_tables(const OpArgs& a) {
   const std::string& op = a.node.op;
   const bool qnnpack = a.profile == Profile::Int32Bias;
   if (op == "hardswish") {
-    if (!qnnpack) return hardswish_fbgemm(q, sgn);
+    // fbgemm engine: qhardswish_kernel.
+    if (!qnnpack) return pointwise_tables(q, sgn, double_reciprocal(q.out_scale), hardswish);
     const ByteTable t = qnnpack_table(q, sgn, hardswish);
     return {t, t};
   }
   if (op == "hardsigmoid") {
-    if (!qnnpack) return hardsigmoid_fbgemm(q, sgn);
+    // fbgemm engine: qhardsigmoid_kernel (output scale 1/256: 256 exactly in both lanes).
+    if (!qnnpack) return pointwise_tables(q, sgn, double_reciprocal(q.out_scale), hardsigmoid);
     const ByteTable t = qnnpack_table(q, sgn, hardsigmoid);
     return {t, t};
   }
@@ -176,7 +151,11 @@ UnaryTables unary_tables(const OpArgs& a) {
     const ByteTable t = qnnpack_table(q, sgn, [](float x) { return 1.0f / (1.0f + std::exp(-x)); });
     return {t, t};
   }
-  if (op == "leaky_relu") return leaky_relu_tables(q, sgn, static_cast<float>(a.node.float_attr("alpha")));
+  if (op == "leaky_relu") {
+    // leaky_qrelu_out_kernel (both engines): x > 0 ? x : x * slope; both lanes quantize with fl(1 / s_out).
+    const float slope = static_cast<float>(a.node.float_attr("alpha"));
+    return pointwise_tables(q, sgn, 1.0f / q.out_scale, [slope](float x) { return x > 0.0f ? x : x * slope; });
+  }
   if (op == "clamp") {
     return clamp_tables(q, sgn, static_cast<float>(a.node.float_attr("min")), static_cast<float>(a.node.float_attr("max")));
   }
