@@ -49,7 +49,7 @@ HostTensor Executor::to_host(int value_id, const Buffer& b) const {
     t.bytes.resize(b.f.size() * sizeof(float));
     std::memcpy(t.bytes.data(), b.f.data(), t.bytes.size());
   } else {
-    t.bytes = v.shape.size() == 4 ? nhwc_to_nchw(b.q.data(), v.shape) : b.q;
+    t.bytes = to_logical(b.q, v.shape);
   }
   return t;
 }

@@ -28,4 +28,14 @@ std::vector<T> nhwc_to_nchw(const T* src, const Shape& s) {
   return dst;
 }
 
+// A stored tensor's values in logical order (only rank-4 tensors are stored NHWC).
+inline std::vector<uint8_t> to_logical(const std::vector<uint8_t>& stored, const Shape& s) {
+  return s.size() == 4 ? nhwc_to_nchw(stored.data(), s) : stored;
+}
+
+// Logical values in the runtime's storage order.
+inline std::vector<uint8_t> to_storage(std::vector<uint8_t> logical, const Shape& s) {
+  return s.size() == 4 ? nchw_to_nhwc(logical.data(), s) : logical;
+}
+
 }  // namespace qnnpy

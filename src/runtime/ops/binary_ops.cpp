@@ -10,7 +10,7 @@ std::vector<uint8_t> broadcast_input(const OpArgs& a, size_t i) {
   const Shape& out = a.out().shape;
   const std::vector<uint8_t>& stored = a.in_buf(i).q;
   if (v.shape == out) return stored;
-  const std::vector<uint8_t> logical = v.shape.size() == 4 ? nhwc_to_nchw(stored.data(), v.shape) : stored;
+  const std::vector<uint8_t> logical = to_logical(stored, v.shape);
   // Strides of the input over the output's dims; 0 along broadcast dims.
   const size_t rank = out.size(), lead = rank - v.shape.size();
   std::vector<int64_t> stride(rank, 0);
@@ -28,7 +28,7 @@ std::vector<uint8_t> broadcast_input(const OpArgs& a, size_t i) {
     expanded[e] = logical[offset];
     for (int64_t d = static_cast<int64_t>(rank) - 1; d >= 0 && ++index[d] == out[d]; --d) index[d] = 0;
   }
-  return rank == 4 ? nchw_to_nhwc(expanded.data(), out) : expanded;
+  return to_storage(std::move(expanded), out);
 }
 
 }  // namespace

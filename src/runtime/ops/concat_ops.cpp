@@ -61,8 +61,7 @@ void concat_logical(const OpArgs& a, int64_t axis, uint8_t* out) {
   int64_t offset = 0;
   for (size_t i = 0; i < a.node.inputs.size(); ++i) {
     const Value& v = a.in(i);
-    const std::vector<uint8_t>& stored = a.in_buf(i).q;
-    std::vector<uint8_t> x = v.shape.size() == 4 ? nhwc_to_nchw(stored.data(), v.shape) : stored;
+    std::vector<uint8_t> x = to_logical(a.in_buf(i).q, v.shape);
     const UnaryTables t = requantize_tables(a.is_signed(i), v.q.scale[0], v.q.zero_point[0], ov.q.scale[0],
                                             ov.q.zero_point[0], dtype_min(ov.dtype), dtype_max(ov.dtype));
     a.k.lookup(x.data(), static_cast<int64_t>(x.size()), t.tail.data(), x.data());
@@ -70,12 +69,8 @@ void concat_logical(const OpArgs& a, int64_t axis, uint8_t* out) {
     for (int64_t o = 0; o < outer; ++o) std::memcpy(&logical[o * out_row + offset], &x[o * row], static_cast<size_t>(row));
     offset += row;
   }
-  if (ov.shape.size() == 4) {
-    const std::vector<uint8_t> nhwc = nchw_to_nhwc(logical.data(), ov.shape);
-    std::memcpy(out, nhwc.data(), nhwc.size());
-  } else {
-    std::memcpy(out, logical.data(), logical.size());
-  }
+  const std::vector<uint8_t> stored = to_storage(std::move(logical), ov.shape);
+  std::memcpy(out, stored.data(), stored.size());
 }
 
 }  // namespace

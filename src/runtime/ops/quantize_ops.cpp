@@ -9,13 +9,13 @@ void run_quantize(const OpArgs& a) {
   std::vector<uint8_t> q(count);
   a.k.quantize(a.in_buf().f.data(), count, 1.0f / out.q.scale[0], out.q.zero_point[0], dtype_min(out.dtype),
                dtype_max(out.dtype), q.data());
-  a.out_buf().q = out.shape.size() == 4 ? nchw_to_nhwc(q.data(), out.shape) : std::move(q);
+  a.out_buf().q = to_storage(std::move(q), out.shape);
 }
 
 void run_dequantize(const OpArgs& a) {
   const Value& xv = a.in();
   const Buffer& x = a.in_buf();
-  std::vector<uint8_t> logical = xv.shape.size() == 4 ? nhwc_to_nchw(x.q.data(), xv.shape) : x.q;
+  const std::vector<uint8_t> logical = to_logical(x.q, xv.shape);
   Buffer& y = a.out_buf();
   y.f.resize(a.out_count());
   a.k.dequantize(logical.data(), a.out_count(), a.is_signed(), xv.q.scale[0], xv.q.zero_point[0], y.f.data());

@@ -1,4 +1,3 @@
-#include <cmath>
 #include <cstring>
 
 #include "ir/nearest.h"
@@ -6,31 +5,14 @@
 #include "runtime/ops/runners.h"
 
 namespace qnnpy {
-namespace {
-
-std::vector<uint8_t> logical_input(const OpArgs& a) {
-  const Value& v = a.in();
-  const std::vector<uint8_t>& stored = a.in_buf().q;
-  return v.shape.size() == 4 ? nhwc_to_nchw(stored.data(), v.shape) : stored;
-}
-
-void store_logical(const OpArgs& a, std::vector<uint8_t> logical) {
-  const Shape& s = a.out().shape;
-  a.out_buf().q = s.size() == 4 ? nchw_to_nhwc(logical.data(), s) : std::move(logical);
-}
-
-}  // namespace
-
 void run_reshape(const OpArgs& a) {
   const Value &xv = a.in(), &out = a.out();
   const Buffer& x = a.in_buf();
-  std::vector<uint8_t> logical = xv.shape.size() == 4 ? nhwc_to_nchw(x.q.data(), xv.shape) : x.q;
   Buffer& y = a.out_buf();
   // Any real reshape of a channels_last tensor copies it to contiguous order in PyTorch.
   y.torch_channels_last = x.torch_channels_last && xv.shape == out.shape;
-  y.q = out.shape.size() == 4 ? nchw_to_nhwc(logical.data(), out.shape) : std::move(logical);
+  y.q = to_storage(to_logical(x.q, xv.shape), out.shape);
 }
-
 
 // The output of a permutation is contiguous in PyTorch only after .contiguous(),
 // which every consumer of ours implies.
@@ -38,7 +20,7 @@ void run_permute(const OpArgs& a) {
   const Shape& in = a.in().shape;
   const Shape& out = a.out().shape;
   const auto& perm = a.node.ints_attr("perm");
-  const std::vector<uint8_t> x = logical_input(a);
+  const std::vector<uint8_t> x = to_logical(a.in_buf().q, a.in().shape);
   std::vector<int64_t> in_stride(in.size(), 1);
   for (int64_t d = static_cast<int64_t>(in.size()) - 2; d >= 0; --d) in_stride[d] = in_stride[d + 1] * in[d + 1];
   std::vector<uint8_t> y(x.size());
@@ -51,7 +33,7 @@ void run_permute(const OpArgs& a) {
   }
   Buffer& b = a.out_buf();
   b.torch_channels_last = false;
-  store_logical(a, std::move(y));
+  b.q = to_storage(std::move(y), a.out().shape);
 }
 
 // A slice is a view: dense only if every dim outside the axis in PyTorch's memory order has size 1.
@@ -63,7 +45,7 @@ void run_slice(const OpArgs& a) {
   int64_t outer = 1, inner = 1;
   for (int64_t d = 0; d < axis; ++d) outer *= in[d];
   for (size_t d = axis + 1; d < in.size(); ++d) inner *= in[d];
-  const std::vector<uint8_t> x = logical_input(a);
+  const std::vector<uint8_t> x = to_logical(a.in_buf().q, a.in().shape);
   std::vector<uint8_t> y;
   y.reserve(static_cast<size_t>(outer * (end - begin) * inner));
   for (int64_t o = 0; o < outer; ++o) {
@@ -81,7 +63,7 @@ void run_slice(const OpArgs& a) {
     outside = outer;
   }
   b.torch_dense = src.torch_dense && outside == 1;
-  store_logical(a, std::move(y));
+  b.q = to_storage(std::move(y), a.out().shape);
 }
 
 void run_upsample_nearest2d(const OpArgs& a) {
