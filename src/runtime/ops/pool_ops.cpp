@@ -4,12 +4,22 @@
 
 namespace qnnpy {
 
-void run_max_pool2d(const OpArgs& a) {
+namespace {
+
+// pool_shape with the node's window: kernel, stride, padding, and dilation where the op has one.
+Pool2dShape window_shape(const OpArgs& a) {
   Pool2dShape s = pool_shape(a);
   const Node& n = a.node;
-  const auto &k = n.ints_attr("kernel"), &st = n.ints_attr("stride"), &pd = n.ints_attr("padding"),
-             &dl = n.ints_attr("dilation");
-  s.kh = k[0], s.kw = k[1], s.sh = st[0], s.sw = st[1], s.ph = pd[0], s.pw = pd[1], s.dh = dl[0], s.dw = dl[1];
+  const auto &k = n.ints_attr("kernel"), &st = n.ints_attr("stride"), &pd = n.ints_attr("padding");
+  s.kh = k[0], s.kw = k[1], s.sh = st[0], s.sw = st[1], s.ph = pd[0], s.pw = pd[1];
+  if (n.ints.count("dilation")) s.dh = n.ints_attr("dilation")[0], s.dw = n.ints_attr("dilation")[1];
+  return s;
+}
+
+}  // namespace
+
+void run_max_pool2d(const OpArgs& a) {
+  const Pool2dShape s = window_shape(a);
   Buffer& y = a.out_buf();
   y.torch_channels_last = a.in_buf().torch_channels_last;
   y.q.resize(a.out_count());
@@ -38,10 +48,8 @@ void run_adaptive_avg_pool2d(const OpArgs& a) {
 // otherwise; the int32_bias profile uses the same formulas (QNNPACK's own
 // average pool is not reproduced).
 void run_avg_pool2d(const OpArgs& a) {
-  Pool2dShape s = pool_shape(a);
+  const Pool2dShape s = window_shape(a);
   const Node& n = a.node;
-  const auto &k = n.ints_attr("kernel"), &st = n.ints_attr("stride"), &pd = n.ints_attr("padding");
-  s.kh = k[0], s.kw = k[1], s.sh = st[0], s.sw = st[1], s.ph = pd[0], s.pw = pd[1];
   const Value& out = a.out();
   const Buffer& x = a.in_buf();
   const bool nhwc = x.torch_channels_last && x.torch_dense;
