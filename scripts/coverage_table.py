@@ -22,7 +22,7 @@ BEGIN, END = "<!-- coverage:begin -->", "<!-- coverage:end -->"
 
 MODEL_COLUMNS = [
     ("eager: runtime bit-exact", "test_zoo_models", "test_eager_runtime_bit_exact"),
-    ("eager: TVM top-1", "test_zoo_models", "test_eager_tvm_top1"),
+    ("eager: TVM float form within 3 LSB", "test_zoo_models", "test_eager_tvm_float_form_agrees"),
     ("FX: runtime bit-exact", "test_zoo_models", "test_fx_runtime_bit_exact"),
     ("TorchScript: runtime bit-exact", "test_zoo_models", "test_torchscript_runtime_bit_exact"),
 ]
