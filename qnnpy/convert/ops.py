@@ -16,7 +16,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from qnnpy.convert.context import ConversionContext
-from qnnpy.convert.packed_params import conv_state, linear_state
+from qnnpy.convert.torch_weight_reader import conv_state, linear_state
 from qnnpy.errors import ConversionError
 
 Converter = Callable[[ConversionContext, torch.fx.Node], int]

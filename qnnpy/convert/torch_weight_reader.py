@@ -2,7 +2,7 @@
 
 Only extraction happens here: tensors become numpy buffers (the int8 values of
 ``int_repr()``, the scales, the zero points). Decoding the conv configuration
-and building the integer params is the C++ core's job.
+and building the integer params is the C++ core's job (``src/params``).
 """
 from __future__ import annotations
 
