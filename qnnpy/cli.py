@@ -21,8 +21,8 @@ from qnnpy.convert.converter import from_torch
 from qnnpy.errors import ConversionError, UnsupportedOpsError
 from qnnpy.model_files import InputFileError, UnsupportedFormatError, load_model_file
 from qnnpy.module import QDQModule
-from qnnpy.runtime import PROFILES
-from qnnpy.testing import ENGINE_FOR_PROFILE, engine_copy
+from qnnpy.profiles import ENGINE_FOR_PROFILE, PROFILES
+from qnnpy.testing import engine_copy
 
 EXIT_OK = 0
 EXIT_CONVERSION = 1

@@ -9,7 +9,7 @@ import torch
 
 from qnnpy.convert.converter import capture
 from qnnpy.module import QDQModule
-from qnnpy.runtime import PROFILES
+from qnnpy.profiles import PROFILES
 
 
 @dataclass
