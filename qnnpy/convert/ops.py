@@ -98,7 +98,7 @@ def convert_conv1d(ctx: ConversionContext, node: torch.fx.Node, relu: bool) -> i
     x = ctx.graph.add_node("reshape", [ctx.value(node.args[0], node)], where, f"{where}_nchw",
                            ints={"shape": [n, c, 1, length]}, floats={},
                            **{**ctx.quantized_output(node.args[0]), "expected_shape": [n, c, 1, length]})
-    state = conv_state(ctx.module(node)._packed_params, where)
+    state = conv_state(_packed_params(ctx, node, "_packed_params"), where)
     out = ctx.quantized_output(node)
     oc, out_length = out["expected_shape"][1:]
     y = ctx.graph.add_conv2d(
@@ -111,7 +111,7 @@ def convert_conv1d(ctx: ConversionContext, node: torch.fx.Node, relu: bool) -> i
 def convert_conv_transpose2d(ctx: ConversionContext, node: torch.fx.Node) -> int:
     """Quantized ``ConvTranspose2d``: int8 (in, out/groups, kh, kw) weight, int32 bias, requantized output."""
     where = ctx.source(node)
-    state = conv_state(ctx.module(node)._packed_params, where)
+    state = conv_state(_packed_params(ctx, node, "_packed_params"), where)
     return ctx.graph.add_conv_transpose2d(
         ctx.value(node.args[0], node), where, where, state.version, state.config, state.weight.data,
         state.weight.scale, state.weight.zero_point, state.weight.axis, state.bias, False, **ctx.quantized_output(node),
