@@ -16,13 +16,13 @@ from typing import Callable, Iterator, Sequence
 import numpy as np
 import torch
 
-from qnnpy.compare import ComparisonReport, compare
+from qnnpy.compare import ComparisonReport, compare, compare_tvm
 from qnnpy.convert.converter import from_torch
 from qnnpy.errors import ConversionError, UnsupportedOpsError
 from qnnpy.model_files import InputFileError, UnsupportedFormatError, load_model_file
 from qnnpy.module import QDQModule
-from qnnpy.runtime import PROFILES
-from qnnpy.testing import ENGINE_FOR_PROFILE, engine_copy
+from qnnpy.profiles import ENGINE_FOR_PROFILE, PROFILES
+from qnnpy.testing import engine_copy
 
 EXIT_OK = 0
 EXIT_CONVERSION = 1
@@ -174,29 +174,6 @@ def _use_tvm(flag: bool | None) -> bool:
     return flag is not False
 
 
-def _tvm_agreement(model: torch.nn.Module, module: QDQModule, inputs: list[torch.Tensor], engine: str) -> str:
-    """One line: TVM's outputs against PyTorch's (top-1 and quantization steps)."""
-    from qnnpy import tvm_bridge
-
-    runner = tvm_bridge.build(module)
-    scale, _ = module.output_qparams()[0]
-    same_top1 = samples = identical = total = worst = 0
-    for x in inputs:
-        got = np.asarray(runner(x.numpy()), dtype=np.float64)
-        with torch.no_grad():
-            ref = model(x).numpy().astype(np.float64)
-        steps = np.rint(np.abs(got - ref) / scale)
-        identical += int((steps == 0).sum())
-        total += steps.size
-        worst = max(worst, int(steps.max()))
-        if ref.ndim == 2:
-            same_top1 += int((got.argmax(1) == ref.argmax(1)).sum())
-            samples += ref.shape[0]
-    top1 = f"top-1 agrees on {same_top1}/{samples} sample(s); " if samples else ""
-    return (f"TVM (float32 QDQ) vs PyTorch {engine}: {top1}final output {identical}/{total} values identical "
-            f"({identical / total:.4%}), max {worst} LSB")
-
-
 def _report_lines(report: ComparisonReport, engine: str) -> list[str]:
     lines = [report.table(), ""]
     for profile in report.layers:
@@ -226,7 +203,7 @@ def run_compare(args: argparse.Namespace) -> int:
         lines = _report_lines(report, args.engine)
         if use_tvm:
             progress("compiling with TVM (llvm) and running")
-            lines.append(_tvm_agreement(engine_model, module, inputs, args.engine))
+            lines.append(compare_tvm(engine_model, module, inputs).summary())
     print("\n".join(lines))
     mismatched = [p for p in _counting_profiles(args.profile, args.engine) if not report.all_identical(p)]
     if mismatched:

@@ -1,15 +1,16 @@
-"""Per-layer agreement between a PyTorch model and the integer runtime."""
+"""Agreement between a PyTorch model and its converted module: per layer in the integer runtime
+(:func:`compare`), and of the final output when TVM runs the module (:func:`compare_tvm`)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 import torch
 
 from qnnpy.convert.converter import capture
 from qnnpy.module import QDQModule
-from qnnpy.runtime import PROFILES
+from qnnpy.profiles import PROFILES
 
 
 @dataclass
@@ -95,3 +96,56 @@ def compare(
         p: [LayerAgreement(n["output"], n["source"], n["op"], *stats[p][n["output"]]) for n in nodes] for p in profiles
     }
     return ComparisonReport(layers, len(inputs))
+
+
+@dataclass
+class TVMAgreement:
+    """How TVM's final output compares with PyTorch's, over all inputs, in steps of the module's output scale."""
+
+    engine: str      # PyTorch quantized engine the model ran under
+    samples: int     # rows of 2-D (classification) outputs; 0 for outputs of another rank
+    same_top1: int   # of those rows, how many have the same arg max
+    identical: int   # output values less than half a step apart
+    total: int
+    max_lsb: int     # largest |difference| in quantization steps
+
+    def summary(self) -> str:
+        """One line: top-1 agreement (2-D outputs), identical values and the largest difference."""
+        top1 = f"top-1 agrees on {self.same_top1}/{self.samples} sample(s); " if self.samples else ""
+        return (f"TVM (float32 QDQ) vs PyTorch {self.engine}: {top1}final output {self.identical}/{self.total} "
+                f"values identical ({self.identical / self.total:.4%}), max {self.max_lsb} LSB")
+
+
+def compare_tvm(
+    model: torch.nn.Module,
+    module: QDQModule,
+    inputs: Sequence[torch.Tensor],
+    runner: Callable[[np.ndarray], Any] | None = None,
+) -> TVMAgreement:
+    """Run ``model`` (PyTorch, current engine) and ``module`` compiled by TVM on every input and
+    compare their first outputs in quantization steps (LSB) of the module's output.
+
+    ``runner`` is the compiled module, ``qnnpy.tvm_bridge.build(module)``; it is built
+    (for llvm) when not given. TVM computes the QDQ form in float32, so values next to a
+    rounding tie may land one step apart from PyTorch's integer kernels.
+    """
+    if not inputs:
+        raise ValueError("compare_tvm needs at least one input")
+    if runner is None:
+        from qnnpy import tvm_bridge
+
+        runner = tvm_bridge.build(module)
+    scale, _ = module.output_qparams()[0]
+    samples = same_top1 = identical = total = worst = 0
+    for x in inputs:
+        got = np.asarray(runner(x.numpy()), dtype=np.float64)
+        with torch.no_grad():
+            ref = model(x).numpy().astype(np.float64)
+        steps = np.rint(np.abs(got - ref) / scale)
+        identical += int((steps == 0).sum())
+        total += steps.size
+        worst = max(worst, int(steps.max()))
+        if ref.ndim == 2:
+            same_top1 += int((got.argmax(1) == ref.argmax(1)).sum())
+            samples += ref.shape[0]
+    return TVMAgreement(torch.backends.quantized.engine, samples, same_top1, identical, total, worst)

@@ -9,7 +9,6 @@ import time
 import warnings
 from pathlib import Path
 
-import numpy as np
 import torch
 
 import qnnpy
@@ -41,19 +40,8 @@ def main(argv: list[str] | None = None) -> int:
     runner = tvm_bridge.build(module)
     _step(f"  compiled in {time.perf_counter() - t:.1f}s; running {len(inputs)} inputs in TVM and PyTorch")
 
-    scale, _ = module.output_qparams()[0]
-    top1 = identical = total = worst = 0
-    for x in inputs:
-        got = runner(x.numpy())
-        with torch.no_grad():
-            ref = model(x).numpy()
-        diff = np.rint(np.abs(got.astype(np.float64) - ref) / scale)
-        top1 += int(got.argmax() == ref.argmax())
-        identical += int((diff == 0).sum())
-        total += diff.size
-        worst = max(worst, int(diff.max()))
-    print(f"TVM vs PyTorch (fbgemm): top-1 agreement {top1}/{len(inputs)}; "
-          f"{identical}/{total} quantized outputs bit-identical ({identical / total:.2%}); max difference {worst} LSB")
+    agreement = qnnpy.compare_tvm(model, module, inputs, runner)
+    print(agreement.summary())
 
     t = _step(f"running qnnpy's integer runtime ({qnnpy._core.default_isa()} kernels) under both profiles, "
               "comparing every layer with PyTorch fbgemm")
@@ -66,7 +54,7 @@ def main(argv: list[str] | None = None) -> int:
               f"({final.fraction:.2%}), max {final.max_lsb} LSB")
     _step(f"  done in {time.perf_counter() - t:.1f}s (profile int32_bias is the params' canonical meaning and "
           "equals PyTorch's qnnpack engine; see README)")
-    return 0 if top1 == len(inputs) and report.all_identical("fbgemm") else 1
+    return 0 if agreement.same_top1 == agreement.samples and report.all_identical("fbgemm") else 1
 
 
 if __name__ == "__main__":

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from qnnpy import _core
-from qnnpy.runtime import IntegerRuntime, RunResult
+from qnnpy.executor import Executor, RunResult
 
 _SCRIPT_FILE = "module.py"
 _PARAMS_FILE = "params.npz"
@@ -28,7 +28,7 @@ class QDQModule:
         self._graph = graph
         # IR value name -> name of the FX node that computed it (known after from_torch, not after load).
         self.torch_nodes = dict(torch_nodes or {})
-        self._runtimes: dict[tuple[str, str, int], IntegerRuntime] = {}
+        self._executors: dict[tuple[str, str, int], Executor] = {}
 
     @property
     def graph(self) -> _core.Graph:
@@ -101,9 +101,9 @@ class QDQModule:
         (profile, isa, threads) and reused.
         """
         key = (profile, isa or _core.default_isa(), threads)
-        if key not in self._runtimes:
-            self._runtimes[key] = IntegerRuntime(self, profile, isa, threads)
-        return self._runtimes[key].run(*inputs, capture=capture)
+        if key not in self._executors:
+            self._executors[key] = Executor(self._graph, self.output_qparams(), profile, isa, threads)
+        return self._executors[key].run(*inputs, capture=capture)
 
     def to_tvm(self) -> Any:
         """The module as a ``tvm.IRModule`` (needs ``pip install qnnpy[tvm]``)."""

@@ -24,8 +24,7 @@ import torch
 
 from qnnpy.compare import compare
 from qnnpy.module import QDQModule
-
-ENGINE_FOR_PROFILE = {"fbgemm": "fbgemm", "int32_bias": "qnnpack"}
+from qnnpy.profiles import ENGINE_FOR_PROFILE, check_profile
 
 
 @contextlib.contextmanager
@@ -45,9 +44,7 @@ def _as_list(inputs: torch.Tensor | Sequence[torch.Tensor]) -> list[torch.Tensor
 
 
 def _engine(profile: str, engine: str | None) -> str:
-    if profile not in ENGINE_FOR_PROFILE:
-        raise ValueError(f"unknown profile {profile!r}; choose one of {tuple(ENGINE_FOR_PROFILE)}")
-    return engine or ENGINE_FOR_PROFILE[profile]
+    return engine or ENGINE_FOR_PROFILE[check_profile(profile)]
 
 
 def assert_bit_exact(

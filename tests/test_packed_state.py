@@ -7,7 +7,7 @@ import torch
 import torch.ao.nn.quantized as nnq
 
 from qnnpy import _core
-from qnnpy.convert.packed_params import conv_state, conv_state_from_tuple, linear_state
+from qnnpy.convert.torch_weight_reader import conv_state, conv_state_from_tuple, linear_state
 from qnnpy.errors import ConversionError
 
 

@@ -12,7 +12,7 @@ import qnnpy
 from qnnpy import _core, zoo
 from qnnpy.capture import script_ops
 from qnnpy.capture.torchscript_archive import packed_param_states
-from qnnpy.convert.packed_params import conv_state, conv_state_from_tuple
+from qnnpy.convert.torch_weight_reader import conv_state, conv_state_from_tuple
 from qnnpy.errors import ConversionError, UnsupportedOpsError
 from script_archives import rewrite_conv_states
 from script_models import (

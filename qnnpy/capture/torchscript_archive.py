@@ -24,11 +24,10 @@ import torch
 import torch.jit._pickle
 
 from qnnpy.errors import ConversionError
+from qnnpy.quantized_types import ALL_SCHEMES, INTEGER_DTYPE, PER_CHANNEL_SCHEMES, PER_TENSOR_SCHEMES
 
 PACKED_PARAMS_PREFIX = "__torch__.torch.classes.quantized."
 
-_QSCHEMES = ("per_tensor_affine", "per_channel_affine", "per_tensor_symmetric", "per_channel_symmetric",
-             "per_channel_affine_float_qparams")
 # The storage classes a pickled tensor names, and the element type each holds.
 _STORAGE_DTYPES = {
     "FloatStorage": torch.float32, "DoubleStorage": torch.float64, "HalfStorage": torch.float16,
@@ -36,9 +35,6 @@ _STORAGE_DTYPES = {
     "ShortStorage": torch.int16, "CharStorage": torch.int8, "ByteStorage": torch.uint8, "BoolStorage": torch.bool,
     "QInt8Storage": torch.qint8, "QUInt8Storage": torch.quint8, "QInt32Storage": torch.qint32,
 }
-_INTEGER_OF_QUANTIZED = {torch.qint8: torch.int8, torch.quint8: torch.uint8, torch.qint32: torch.int32}
-_PER_TENSOR = (torch.per_tensor_affine, torch.per_tensor_symmetric)
-_PER_CHANNEL = (torch.per_channel_affine, torch.per_channel_symmetric)
 
 
 @dataclass
@@ -48,7 +44,7 @@ class _Storage:
 
 
 def _strided(storage: _Storage, offset: int, size: tuple[int, ...], stride: tuple[int, ...]) -> torch.Tensor:
-    element = _INTEGER_OF_QUANTIZED.get(storage.dtype, storage.dtype)
+    element = INTEGER_DTYPE.get(storage.dtype, storage.dtype)
     flat = torch.frombuffer(bytearray(storage.data), dtype=element) if storage.data else torch.empty(0, dtype=element)
     return flat.as_strided(size, stride, offset)
 
@@ -62,15 +58,13 @@ def _rebuild_quantized_tensor(storage: _Storage, offset: int, size: tuple[int, .
                               qparams: tuple, requires_grad: bool, backward_hooks: Any) -> torch.Tensor:
     values = _strided(storage, offset, size, stride)
     scheme = qparams[0]
-    if scheme in _PER_TENSOR:
+    if scheme in PER_TENSOR_SCHEMES:
         return torch._make_per_tensor_quantized_tensor(values, qparams[1], qparams[2])
-    if scheme in _PER_CHANNEL:
+    if scheme in PER_CHANNEL_SCHEMES:
         return torch._make_per_channel_quantized_tensor(values, qparams[1], qparams[2], qparams[3])
     raise ConversionError(f"TorchScript archive: quantization scheme {scheme} is not supported")
 
 
-_QSCHEMES = ("per_tensor_affine", "per_channel_affine", "per_tensor_symmetric", "per_channel_symmetric",
-             "per_channel_affine_float_qparams")
 _ALLOWED_GLOBALS: dict[tuple[str, str], Any] = {
     ("torch._utils", "_rebuild_tensor_v2"): _rebuild_tensor,
     ("torch._utils", "_rebuild_qtensor"): _rebuild_quantized_tensor,
@@ -78,7 +72,7 @@ _ALLOWED_GLOBALS: dict[tuple[str, str], Any] = {
     ("torch", "device"): torch.device,
     **{("torch.jit._pickle", name): getattr(torch.jit._pickle, name)
        for name in ("build_intlist", "build_doublelist", "build_boollist", "build_tensorlist", "restore_type_tag")},
-    **{("torch", name): getattr(torch, name) for name in _QSCHEMES},
+    **{("torch", str(scheme).removeprefix("torch.")): scheme for scheme in ALL_SCHEMES},
 }
 
 

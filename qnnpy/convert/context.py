@@ -9,8 +9,7 @@ import torch.fx
 from qnnpy import _core
 from qnnpy.capture.fx_capture import CapturedGraph
 from qnnpy.errors import ConversionError
-
-_TORCH_TO_DTYPE = {torch.quint8: "uint8", torch.qint8: "int8"}
+from qnnpy.quantized_types import ACTIVATION_DTYPES, PER_TENSOR_SCHEMES
 
 
 def op_name(gm: torch.fx.GraphModule, node: torch.fx.Node) -> str:
@@ -78,13 +77,14 @@ class ConversionContext:
                 f"{self.source(node)} ({op_name(self.captured.module, node)}): expected a quantized output, "
                 f"got {getattr(out, 'dtype', type(out).__name__)}"
             )
-        if out.dtype not in _TORCH_TO_DTYPE or out.qscheme() != torch.per_tensor_affine:
+        if out.dtype not in ACTIVATION_DTYPES or out.qscheme() not in PER_TENSOR_SCHEMES:
+            accepted = " or ".join(str(d).removeprefix("torch.") for d in ACTIVATION_DTYPES)
             raise ConversionError(
                 f"{self.source(node)}: output {out.dtype} / {out.qscheme()} is not supported "
-                "(activations must be quint8 or qint8, per tensor)"
+                f"(activations must be {accepted}, per tensor)"
             )
         return {
-            "out_dtype": _TORCH_TO_DTYPE[out.dtype],
+            "out_dtype": ACTIVATION_DTYPES[out.dtype],
             "out_scale": float(out.q_scale()),
             "out_zero_point": int(out.q_zero_point()),
             "expected_shape": list(out.shape),

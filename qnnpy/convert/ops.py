@@ -1,7 +1,11 @@
-"""One converter per PyTorch op, and the table that maps ops to them.
+"""One converter per PyTorch op, and the table that maps each form of an op to it.
 
 A converter reads the op's attributes and example values and adds IR nodes
-through the context; it returns the graph value id of the op's output.
+through the context; it returns the graph value id of the op's output. One op
+often has several PyTorch forms (a module, its fused-ReLU module, the
+``torch.ops.quantized`` function TorchScript and FX lowering call): the table
+maps each form to the op's converter, through an :class:`OpForm` when the form
+fixes an argument of the converter (e.g. ``relu=True``).
 """
 from __future__ import annotations
 
@@ -16,10 +20,25 @@ import torch.nn.functional as F
 from torch import nn
 
 from qnnpy.convert.context import ConversionContext
-from qnnpy.convert.packed_params import conv_state, linear_state
+from qnnpy.convert.torch_weight_reader import conv_state, linear_state
 from qnnpy.errors import ConversionError
 
 Converter = Callable[[ConversionContext, torch.fx.Node], int]
+
+
+class OpForm:
+    """A table entry for one PyTorch form of an op: the op's converter, called with the arguments the form fixes.
+
+    ``description`` names the form and what it becomes, as the docstring of a converter does.
+    """
+
+    def __init__(self, converter: Callable[..., int], description: str, **arguments: Any):
+        self.converter = converter
+        self.description = description
+        self.arguments = arguments
+
+    def __call__(self, ctx: ConversionContext, node: torch.fx.Node) -> int:
+        return self.converter(ctx, node, **self.arguments)
 
 
 def _pair(v: Any) -> list[int]:
@@ -39,6 +58,16 @@ def _arg(node: torch.fx.Node, index: int, name: str, default: Any = None) -> Any
     return node.kwargs.get(name, default)
 
 
+def _attributes(ctx: ConversionContext, node: torch.fx.Node, **defaults: Any) -> list[Any]:
+    """The op's attributes, in the order of ``defaults``: the fields of a module, or the arguments of a
+    functional call after the input (``defaults`` lists the functional's parameters in order, with their
+    defaults; PyTorch gives the module fields the same names)."""
+    if node.op == "call_module":
+        m = ctx.module(node)
+        return [getattr(m, name) for name in defaults]
+    return [_arg(node, i + 1, name, default) for i, (name, default) in enumerate(defaults.items())]
+
+
 # --- quantize / dequantize -------------------------------------------------------
 
 def convert_quantize(ctx: ConversionContext, node: torch.fx.Node) -> int:
@@ -53,30 +82,23 @@ def convert_dequantize(ctx: ConversionContext, node: torch.fx.Node) -> int:
 
 # --- conv / linear ---------------------------------------------------------------
 
-def _conv2d(ctx: ConversionContext, node: torch.fx.Node, relu: bool) -> int:
-    return _conv2d_packed(ctx, node, ctx.module(node)._packed_params, relu)
+def _packed_params(ctx: ConversionContext, node: torch.fx.Node, module_field: str) -> object:
+    """The packed weight of a conv or linear: the module's ``module_field``, or the second argument of
+    ``torch.ops.quantized.<op>(x, packed_params, scale, zero_point)`` (TorchScript, FX lowering)."""
+    if node.op == "call_module":
+        return operator.attrgetter(module_field)(ctx.module(node))
+    return ctx.example(node.args[1])
 
 
-def _conv2d_packed(ctx: ConversionContext, node: torch.fx.Node, packed: object, relu: bool) -> int:
-    where = ctx.source(node)
-    state = conv_state(packed, where)
-    out = ctx.quantized_output(node)
-    return ctx.graph.add_conv2d(
-        ctx.value(node.args[0], node), where, where, state.version, state.config,
-        state.weight.data, state.weight.scale, state.weight.zero_point, state.weight.axis,
-        state.bias, relu, **out,
-    )
-
-
-def _conv1d(ctx: ConversionContext, node: torch.fx.Node, relu: bool) -> int:
-    """PyTorch runs a quantized conv1d as a conv2d over (N, C, 1, L) with its packed
-    (OC, IC/G, 1, K) weight; qnnpy emits the same: reshape -> conv2d -> reshape."""
+def convert_conv1d(ctx: ConversionContext, node: torch.fx.Node, relu: bool) -> int:
+    """Quantized conv1d; ``relu`` fuses a ReLU before requantization. PyTorch runs it as a conv2d over
+    (N, C, 1, L) with its packed (OC, IC/G, 1, K) weight; qnnpy emits the same: reshape -> conv2d -> reshape."""
     where = ctx.source(node)
     n, c, length = ctx.example(node.args[0]).shape
     x = ctx.graph.add_node("reshape", [ctx.value(node.args[0], node)], where, f"{where}_nchw",
                            ints={"shape": [n, c, 1, length]}, floats={},
                            **{**ctx.quantized_output(node.args[0]), "expected_shape": [n, c, 1, length]})
-    state = conv_state(ctx.module(node)._packed_params, where)
+    state = conv_state(_packed_params(ctx, node, "_packed_params"), where)
     out = ctx.quantized_output(node)
     oc, out_length = out["expected_shape"][1:]
     y = ctx.graph.add_conv2d(
@@ -86,80 +108,40 @@ def _conv1d(ctx: ConversionContext, node: torch.fx.Node, relu: bool) -> int:
     return ctx.graph.add_node("reshape", [y], where, where, ints={"shape": out["expected_shape"]}, floats={}, **out)
 
 
-def convert_conv1d(ctx: ConversionContext, node: torch.fx.Node) -> int:
-    """Quantized ``Conv1d``."""
-    return _conv1d(ctx, node, relu=False)
-
-
-def convert_conv_relu1d(ctx: ConversionContext, node: torch.fx.Node) -> int:
-    """Quantized ``ConvReLU1d``."""
-    return _conv1d(ctx, node, relu=True)
-
-
 def convert_conv_transpose2d(ctx: ConversionContext, node: torch.fx.Node) -> int:
     """Quantized ``ConvTranspose2d``: int8 (in, out/groups, kh, kw) weight, int32 bias, requantized output."""
     where = ctx.source(node)
-    state = conv_state(ctx.module(node)._packed_params, where)
+    state = conv_state(_packed_params(ctx, node, "_packed_params"), where)
     return ctx.graph.add_conv_transpose2d(
         ctx.value(node.args[0], node), where, where, state.version, state.config, state.weight.data,
         state.weight.scale, state.weight.zero_point, state.weight.axis, state.bias, False, **ctx.quantized_output(node),
     )
 
 
-def convert_conv2d(ctx: ConversionContext, node: torch.fx.Node) -> int:
-    """Quantized ``Conv2d``: int8 weight, int32 bias, requantized output."""
-    return _conv2d(ctx, node, relu=False)
-
-
-def convert_conv_relu2d(ctx: ConversionContext, node: torch.fx.Node) -> int:
-    """Quantized ``ConvReLU2d``: conv2d with the ReLU fused before requantization."""
-    return _conv2d(ctx, node, relu=True)
-
-
-def _linear(ctx: ConversionContext, node: torch.fx.Node, relu: bool) -> int:
-    return _linear_packed(ctx, node, ctx.module(node)._packed_params._packed_params, relu)
-
-
-def _linear_packed(ctx: ConversionContext, node: torch.fx.Node, packed: object, relu: bool) -> int:
+def convert_conv2d(ctx: ConversionContext, node: torch.fx.Node, relu: bool) -> int:
+    """Quantized conv2d: int8 weight, int32 bias, requantized output; ``relu`` fuses a ReLU before requantization."""
     where = ctx.source(node)
-    weight, bias = linear_state(packed, where)
+    state = conv_state(_packed_params(ctx, node, "_packed_params"), where)
+    return ctx.graph.add_conv2d(
+        ctx.value(node.args[0], node), where, where, state.version, state.config,
+        state.weight.data, state.weight.scale, state.weight.zero_point, state.weight.axis,
+        state.bias, relu, **ctx.quantized_output(node),
+    )
+
+
+def convert_linear(ctx: ConversionContext, node: torch.fx.Node, relu: bool) -> int:
+    """Quantized linear: int8 weight, int32 bias, requantized output; ``relu`` fuses a ReLU before requantization."""
+    where = ctx.source(node)
+    weight, bias = linear_state(_packed_params(ctx, node, "_packed_params._packed_params"), where)
     return ctx.graph.add_linear(
         ctx.value(node.args[0], node), where, where, weight.data, weight.scale, weight.zero_point,
         weight.axis, bias, relu, **ctx.quantized_output(node),
     )
 
 
-def convert_linear(ctx: ConversionContext, node: torch.fx.Node) -> int:
-    """Quantized ``Linear``."""
-    return _linear(ctx, node, relu=False)
-
-
-def convert_linear_relu(ctx: ConversionContext, node: torch.fx.Node) -> int:
-    """Quantized ``LinearReLU``."""
-    return _linear(ctx, node, relu=True)
-
-
-def convert_quantized_conv2d_fn(ctx: ConversionContext, node: torch.fx.Node) -> int:
-    """``torch.ops.quantized.conv2d(x, packed_params, scale, zero_point)`` (TorchScript, FX lowering)."""
-    return _conv2d_packed(ctx, node, ctx.example(node.args[1]), relu=False)
-
-
-def convert_quantized_conv2d_relu_fn(ctx: ConversionContext, node: torch.fx.Node) -> int:
-    """``torch.ops.quantized.conv2d_relu(x, packed_params, scale, zero_point)``."""
-    return _conv2d_packed(ctx, node, ctx.example(node.args[1]), relu=True)
-
-
-def convert_quantized_linear_fn(ctx: ConversionContext, node: torch.fx.Node) -> int:
-    """``torch.ops.quantized.linear(x, packed_params, scale, zero_point)``."""
-    return _linear_packed(ctx, node, ctx.example(node.args[1]), relu=False)
-
-
-def convert_quantized_linear_relu_fn(ctx: ConversionContext, node: torch.fx.Node) -> int:
-    """``torch.ops.quantized.linear_relu(x, packed_params, scale, zero_point)``."""
-    return _linear_packed(ctx, node, ctx.example(node.args[1]), relu=True)
-
-
-def _batch_norm2d(ctx: ConversionContext, node: torch.fx.Node, relu: bool) -> int:
+def convert_batch_norm2d(ctx: ConversionContext, node: torch.fx.Node, relu: bool) -> int:
+    """Quantized batch norm: float gamma, beta, mean and variance, requantized output; ``relu`` fuses a ReLU
+    before requantization."""
     m = ctx.module(node)
     where = ctx.source(node)
 
@@ -172,26 +154,11 @@ def _batch_norm2d(ctx: ConversionContext, node: torch.fx.Node, relu: bool) -> in
     )
 
 
-def convert_batch_norm2d(ctx: ConversionContext, node: torch.fx.Node) -> int:
-    """Quantized ``BatchNorm2d``: float gamma, beta, mean and variance, requantized output."""
-    return _batch_norm2d(ctx, node, relu=False)
-
-
-def convert_bn_relu2d(ctx: ConversionContext, node: torch.fx.Node) -> int:
-    """Quantized ``BNReLU2d``: batch norm with the ReLU fused before requantization."""
-    return _batch_norm2d(ctx, node, relu=True)
-
-
 # --- element-wise ----------------------------------------------------------------
 
-def convert_add(ctx: ConversionContext, node: torch.fx.Node) -> int:
-    """``torch.ops.quantized.add`` (QFunctional.add)."""
-    return ctx.add(node, "add", list(node.args[:2]), ints={"relu": [0]})
-
-
-def convert_add_relu(ctx: ConversionContext, node: torch.fx.Node) -> int:
-    """``torch.ops.quantized.add_relu`` (QFunctional.add_relu)."""
-    return ctx.add(node, "add", list(node.args[:2]), ints={"relu": [1]})
+def convert_add(ctx: ConversionContext, node: torch.fx.Node, relu: bool) -> int:
+    """Quantized add of two tensors, requantized; ``relu`` fuses a ReLU before requantization."""
+    return ctx.add(node, "add", list(node.args[:2]), ints={"relu": [int(relu)]})
 
 
 def convert_relu(ctx: ConversionContext, node: torch.fx.Node) -> int:
@@ -234,18 +201,10 @@ def convert_sigmoid(ctx: ConversionContext, node: torch.fx.Node) -> int:
     return ctx.add(node, "sigmoid", [node.args[0]])
 
 
-def _leaky_relu(ctx: ConversionContext, node: torch.fx.Node, alpha: float) -> int:
-    return ctx.add(node, "leaky_relu", [node.args[0]], floats={"alpha": float(alpha)})
-
-
-def convert_leaky_relu_module(ctx: ConversionContext, node: torch.fx.Node) -> int:
-    """``nnq.LeakyReLU`` (output qparams of its own) or ``nn.LeakyReLU`` on a quantized tensor."""
-    return _leaky_relu(ctx, node, ctx.module(node).negative_slope)
-
-
 def convert_leaky_relu(ctx: ConversionContext, node: torch.fx.Node) -> int:
-    """``F.leaky_relu`` on a quantized tensor."""
-    return _leaky_relu(ctx, node, _arg(node, 1, "negative_slope", 0.01))
+    """``nnq.LeakyReLU`` (output qparams of its own), ``nn.LeakyReLU`` or ``F.leaky_relu`` on a quantized tensor."""
+    (slope,) = _attributes(ctx, node, negative_slope=0.01)
+    return ctx.add(node, "leaky_relu", [node.args[0]], floats={"alpha": float(slope)})
 
 
 def convert_relu6(ctx: ConversionContext, node: torch.fx.Node) -> int:
@@ -255,18 +214,18 @@ def convert_relu6(ctx: ConversionContext, node: torch.fx.Node) -> int:
 
 def convert_hardtanh(ctx: ConversionContext, node: torch.fx.Node) -> int:
     """``nn.Hardtanh`` / ``F.hardtanh`` on a quantized tensor: clamp to [min_val, max_val]."""
-    if node.op == "call_module":
-        m = ctx.module(node)
-        lo, hi = m.min_val, m.max_val
-    else:
-        lo, hi = _arg(node, 1, "min_val", -1.0), _arg(node, 2, "max_val", 1.0)
+    lo, hi = _attributes(ctx, node, min_val=-1.0, max_val=1.0)
     return ctx.add(node, "clamp", [node.args[0]], floats={"min": float(lo), "max": float(hi)})
 
 
 # --- pooling ---------------------------------------------------------------------
 
-def _max_pool2d(ctx: ConversionContext, node: torch.fx.Node, kernel: Any, stride: Any, padding: Any,
-                dilation: Any, ceil_mode: bool) -> int:
+def convert_max_pool2d(ctx: ConversionContext, node: torch.fx.Node) -> int:
+    """``nn.MaxPool2d``, ``F.max_pool2d`` or ``torch.max_pool2d`` on a quantized tensor."""
+    kernel, stride, padding, dilation, ceil_mode, return_indices = _attributes(
+        ctx, node, kernel_size=None, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False)
+    if return_indices:
+        raise ConversionError(f"{ctx.source(node)}: max_pool2d with return_indices=True is not supported")
     ints = {
         "kernel": _pair(kernel),
         "stride": _pair(stride if stride not in (None, [], ()) else kernel),
@@ -277,32 +236,17 @@ def _max_pool2d(ctx: ConversionContext, node: torch.fx.Node, kernel: Any, stride
     return ctx.add(node, "max_pool2d", [node.args[0]], ints=ints)
 
 
-def convert_max_pool2d_module(ctx: ConversionContext, node: torch.fx.Node) -> int:
-    """``nn.MaxPool2d`` on a quantized tensor."""
-    m = ctx.module(node)
-    if m.return_indices:
-        raise ConversionError(f"{ctx.source(node)}: MaxPool2d with return_indices=True is not supported")
-    return _max_pool2d(ctx, node, m.kernel_size, m.stride, m.padding, m.dilation, m.ceil_mode)
-
-
-def convert_max_pool2d(ctx: ConversionContext, node: torch.fx.Node) -> int:
-    """``F.max_pool2d`` / ``torch.max_pool2d`` on a quantized tensor."""
-    if _arg(node, 6, "return_indices", False):
-        raise ConversionError(f"{ctx.source(node)}: max_pool2d with return_indices=True is not supported")
-    return _max_pool2d(
-        ctx, node, _arg(node, 1, "kernel_size"), _arg(node, 2, "stride"), _arg(node, 3, "padding", 0),
-        _arg(node, 4, "dilation", 1), _arg(node, 5, "ceil_mode", False),
-    )
-
-
 def convert_adaptive_avg_pool2d(ctx: ConversionContext, node: torch.fx.Node) -> int:
     """``nn.AdaptiveAvgPool2d`` / ``F.adaptive_avg_pool2d``; the output size is read from the example output."""
     size = list(ctx.example(node).shape[2:])
     return ctx.add(node, "adaptive_avg_pool2d", [node.args[0]], ints={"output_size": size})
 
 
-def _avg_pool2d(ctx: ConversionContext, node: torch.fx.Node, kernel: Any, stride: Any, padding: Any,
-                ceil_mode: bool, count_include_pad: bool, divisor_override: Any) -> int:
+def convert_avg_pool2d(ctx: ConversionContext, node: torch.fx.Node) -> int:
+    """``nn.AvgPool2d`` or ``F.avg_pool2d`` on a quantized tensor."""
+    kernel, stride, padding, ceil_mode, count_include_pad, divisor_override = _attributes(
+        ctx, node, kernel_size=None, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
+        divisor_override=None)
     ints = {
         "kernel": _pair(kernel),
         "stride": _pair(stride if stride not in (None, [], ()) else kernel),
@@ -314,29 +258,10 @@ def _avg_pool2d(ctx: ConversionContext, node: torch.fx.Node, kernel: Any, stride
     return ctx.add(node, "avg_pool2d", [node.args[0]], ints=ints)
 
 
-def convert_avg_pool2d_module(ctx: ConversionContext, node: torch.fx.Node) -> int:
-    """``nn.AvgPool2d`` on a quantized tensor."""
-    m = ctx.module(node)
-    return _avg_pool2d(ctx, node, m.kernel_size, m.stride, m.padding, m.ceil_mode, m.count_include_pad,
-                       m.divisor_override)
-
-
-def convert_avg_pool2d(ctx: ConversionContext, node: torch.fx.Node) -> int:
-    """``F.avg_pool2d`` on a quantized tensor."""
-    return _avg_pool2d(
-        ctx, node, _arg(node, 1, "kernel_size"), _arg(node, 2, "stride"), _arg(node, 3, "padding", 0),
-        _arg(node, 4, "ceil_mode", False), _arg(node, 5, "count_include_pad", True), _arg(node, 6, "divisor_override"),
-    )
-
-
 def convert_upsample_nearest(ctx: ConversionContext, node: torch.fx.Node) -> int:
     """``nn.Upsample`` / ``F.interpolate`` in mode "nearest": the output size is read from the example output."""
-    if node.op == "call_module":
-        m = ctx.module(node)
-        mode, scale_factor, recompute = m.mode, m.scale_factor, m.recompute_scale_factor
-    else:
-        mode, scale_factor = _arg(node, 3, "mode", "nearest"), _arg(node, 2, "scale_factor")
-        recompute = _arg(node, 5, "recompute_scale_factor")
+    _, scale_factor, mode, _, recompute = _attributes(
+        ctx, node, size=None, scale_factor=None, mode="nearest", align_corners=None, recompute_scale_factor=None)
     if recompute:
         scale_factor = None  # PyTorch computes the output size, then indexes by in / out
     if mode != "nearest":
@@ -428,21 +353,26 @@ CONVERTERS: dict[Any, Converter] = {
     nnq.DeQuantize: convert_dequantize,
     torch.dequantize: convert_dequantize,
     "Tensor.dequantize": convert_dequantize,
-    nnq.Conv1d: convert_conv1d,
-    nniq.ConvReLU1d: convert_conv_relu1d,
-    nnq.Conv2d: convert_conv2d,
+    nnq.Conv1d: OpForm(convert_conv1d, "Quantized ``Conv1d``", relu=False),
+    nniq.ConvReLU1d: OpForm(convert_conv1d, "Quantized ``ConvReLU1d``: conv1d with the ReLU fused", relu=True),
+    nnq.Conv2d: OpForm(convert_conv2d, "Quantized ``Conv2d``", relu=False),
     nnq.ConvTranspose2d: convert_conv_transpose2d,
-    nniq.ConvReLU2d: convert_conv_relu2d,
-    nnq.Linear: convert_linear,
-    nniq.LinearReLU: convert_linear_relu,
-    torch.ops.quantized.conv2d: convert_quantized_conv2d_fn,
-    torch.ops.quantized.conv2d_relu: convert_quantized_conv2d_relu_fn,
-    torch.ops.quantized.linear: convert_quantized_linear_fn,
-    torch.ops.quantized.linear_relu: convert_quantized_linear_relu_fn,
-    nnq.BatchNorm2d: convert_batch_norm2d,
-    nniq.BNReLU2d: convert_bn_relu2d,
-    torch.ops.quantized.add: convert_add,
-    torch.ops.quantized.add_relu: convert_add_relu,
+    nniq.ConvReLU2d: OpForm(convert_conv2d, "Quantized ``ConvReLU2d``: conv2d with the ReLU fused", relu=True),
+    nnq.Linear: OpForm(convert_linear, "Quantized ``Linear``", relu=False),
+    nniq.LinearReLU: OpForm(convert_linear, "Quantized ``LinearReLU``: linear with the ReLU fused", relu=True),
+    torch.ops.quantized.conv2d: OpForm(
+        convert_conv2d, "``torch.ops.quantized.conv2d(x, packed_params, scale, zero_point)``", relu=False),
+    torch.ops.quantized.conv2d_relu: OpForm(
+        convert_conv2d, "``torch.ops.quantized.conv2d_relu(x, packed_params, scale, zero_point)``", relu=True),
+    torch.ops.quantized.linear: OpForm(
+        convert_linear, "``torch.ops.quantized.linear(x, packed_params, scale, zero_point)``", relu=False),
+    torch.ops.quantized.linear_relu: OpForm(
+        convert_linear, "``torch.ops.quantized.linear_relu(x, packed_params, scale, zero_point)``", relu=True),
+    nnq.BatchNorm2d: OpForm(convert_batch_norm2d, "Quantized ``BatchNorm2d``", relu=False),
+    nniq.BNReLU2d: OpForm(convert_batch_norm2d, "Quantized ``BNReLU2d``: batch norm with the ReLU fused", relu=True),
+    torch.ops.quantized.add: OpForm(convert_add, "``torch.ops.quantized.add`` (QFunctional.add)", relu=False),
+    torch.ops.quantized.add_relu: OpForm(
+        convert_add, "``torch.ops.quantized.add_relu`` (QFunctional.add_relu)", relu=True),
     torch.ops.quantized.mul: convert_mul,
     torch.ops.quantized.add_scalar: convert_add_scalar,
     torch.ops.quantized.mul_scalar: convert_mul_scalar,
@@ -456,15 +386,15 @@ CONVERTERS: dict[Any, Converter] = {
     nn.Sigmoid: convert_sigmoid,
     torch.sigmoid: convert_sigmoid,
     "Tensor.sigmoid": convert_sigmoid,
-    nnq.LeakyReLU: convert_leaky_relu_module,
-    nn.LeakyReLU: convert_leaky_relu_module,
+    nnq.LeakyReLU: convert_leaky_relu,
+    nn.LeakyReLU: convert_leaky_relu,
     F.leaky_relu: convert_leaky_relu,
     nnq.ReLU6: convert_relu6,
     nn.ReLU6: convert_relu6,
     F.relu6: convert_relu6,
     nn.Hardtanh: convert_hardtanh,
     F.hardtanh: convert_hardtanh,
-    nn.AvgPool2d: convert_avg_pool2d_module,
+    nn.AvgPool2d: convert_avg_pool2d,
     F.avg_pool2d: convert_avg_pool2d,
     nn.Upsample: convert_upsample_nearest,
     F.interpolate: convert_upsample_nearest,
@@ -479,7 +409,7 @@ CONVERTERS: dict[Any, Converter] = {
     F.relu: convert_relu,
     torch.relu: convert_relu,
     "Tensor.relu": convert_relu,
-    nn.MaxPool2d: convert_max_pool2d_module,
+    nn.MaxPool2d: convert_max_pool2d,
     F.max_pool2d: convert_max_pool2d,
     torch.max_pool2d: convert_max_pool2d,
     nn.AdaptiveAvgPool2d: convert_adaptive_avg_pool2d,

@@ -2,7 +2,7 @@
 
 Only extraction happens here: tensors become numpy buffers (the int8 values of
 ``int_repr()``, the scales, the zero points). Decoding the conv configuration
-and building the integer params is the C++ core's job.
+and building the integer params is the C++ core's job (``src/params``).
 """
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ import numpy as np
 import torch
 
 from qnnpy.errors import ConversionError
+from qnnpy.quantized_types import PER_CHANNEL_SCHEMES, PER_TENSOR_SCHEMES, WEIGHT_DTYPE
 
 
 @dataclass
@@ -38,13 +39,13 @@ def quantized_weight(t: torch.Tensor, where: str) -> QuantizedWeight:
     """Split a qint8 weight tensor into its integer values and qparams."""
     if not isinstance(t, torch.Tensor) or not t.is_quantized:
         raise ConversionError(f"{where}: weight is not a quantized tensor (got {type(t).__name__})")
-    if t.dtype != torch.qint8:
-        raise ConversionError(f"{where}: weight dtype is {t.dtype}; qnnpy needs torch.qint8 weights")
+    if t.dtype != WEIGHT_DTYPE:
+        raise ConversionError(f"{where}: weight dtype is {t.dtype}; qnnpy needs {WEIGHT_DTYPE} weights")
     scheme = t.qscheme()
     data = t.int_repr().contiguous().numpy()
-    if scheme == torch.per_tensor_affine:
+    if scheme in PER_TENSOR_SCHEMES:
         return QuantizedWeight(data, np.array([t.q_scale()]), np.array([t.q_zero_point()]), -1)
-    if scheme in (torch.per_channel_affine, torch.per_channel_symmetric):
+    if scheme in PER_CHANNEL_SCHEMES:
         return QuantizedWeight(
             data,
             t.q_per_channel_scales().numpy(),

@@ -1,28 +1,18 @@
-"""The integer runtime: runs a QDQModule in int8/int32 arithmetic under a named profile.
-
-Profiles (formulas in ``src/runtime/profile.h``):
-
-- ``int32_bias``: the canonical meaning of the params (int32 bias added to the exact
-  accumulator); equal to PyTorch's qnnpack engine.
-- ``fbgemm``: the float bias added in the accumulator domain; equal to PyTorch's
-  fbgemm engine when its u8 x s8 kernels do not saturate.
+"""The Python side of the C++ executor (``src/runtime``): runs a module's graph in int8/int32 arithmetic.
 
 ``isa`` selects ``"scalar"`` or ``"avx2"`` kernels; by default AVX2 when the CPU has
 it, unless the environment variable ``QNNPY_ISA=scalar`` (or ``avx2``) says otherwise.
+Profiles are described in :mod:`qnnpy.profiles`.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import Sequence
 
 import numpy as np
 
 from qnnpy import _core
-
-if TYPE_CHECKING:
-    from qnnpy.module import QDQModule
-
-PROFILES = ("int32_bias", "fbgemm")
+from qnnpy.profiles import check_profile
 
 
 @dataclass
@@ -34,14 +24,17 @@ class RunResult:
     intermediates: dict[str, np.ndarray] = field(default_factory=dict)
 
 
-class IntegerRuntime:
-    """A module prepared for the C++ runtime: weights packed once for one profile, ISA and thread count."""
+class Executor:
+    """A graph prepared for the C++ executor: weights packed once for one profile, ISA and thread count.
 
-    def __init__(self, module: "QDQModule", profile: str = "int32_bias", isa: str | None = None, threads: int = 1):
-        if profile not in PROFILES:
-            raise ValueError(f"unknown profile {profile!r}; choose one of {PROFILES}")
-        self._executor = _core.Executor(module.graph, profile, isa or "", threads)
-        self._output_qparams = module.output_qparams()
+    ``output_qparams`` are the (scale, zero_point) of each output, or of the integer
+    tensor a float output was dequantized from (``QDQModule.output_qparams()``).
+    """
+
+    def __init__(self, graph: _core.Graph, output_qparams: Sequence[tuple[float, int]],
+                 profile: str = "int32_bias", isa: str | None = None, threads: int = 1):
+        self._executor = _core.Executor(graph, check_profile(profile), isa or "", threads)
+        self._output_qparams = list(output_qparams)
 
     @property
     def profile(self) -> str:
@@ -65,5 +58,3 @@ class IntegerRuntime:
             quantized = out.astype(np.int32)
             dequantized = (np.float32(scale) * (quantized - zero_point).astype(np.float32)).astype(np.float32)
         return RunResult(quantized, dequantized, dict(captured))
-
-

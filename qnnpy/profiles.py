@@ -1,0 +1,20 @@
+"""The integer runtime's profiles and the PyTorch quantized engine each one equals.
+
+Formulas in ``src/runtime/profile.h``:
+
+- ``int32_bias``: the canonical meaning of the params (int32 bias added to the exact
+  accumulator); equal to PyTorch's qnnpack engine.
+- ``fbgemm``: the float bias added in the accumulator domain; equal to PyTorch's
+  fbgemm engine when its u8 x s8 kernels do not saturate.
+"""
+from __future__ import annotations
+
+PROFILES = ("int32_bias", "fbgemm")
+ENGINE_FOR_PROFILE = {"fbgemm": "fbgemm", "int32_bias": "qnnpack"}
+
+
+def check_profile(profile: str) -> str:
+    """``profile`` if it names a profile, else a ``ValueError`` listing the profiles."""
+    if profile not in PROFILES:
+        raise ValueError(f"unknown profile {profile!r}; choose one of {PROFILES}")
+    return profile
