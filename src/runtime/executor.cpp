@@ -4,39 +4,21 @@
 #include <chrono>
 #include <cstring>
 #include <stdexcept>
-#include <tuple>
 #include <utility>
 
-#include "runtime/conv_runner.h"
+#include "ops/op_def.h"
 #include "runtime/layout.h"
 
 namespace qnnpy {
 
 Executor::Executor(std::shared_ptr<const Graph> graph, Profile profile, Isa isa, int threads)
     : graph_(std::move(graph)), profile_(profile), isa_(isa), k_(kernel_set(isa)), threads_(std::max(1, threads)) {
-  const auto& nodes = graph_->nodes();
-  for (size_t i = 0; i < nodes.size(); ++i) {
-    if (nodes[i].op == "conv2d" || nodes[i].op == "linear") {
-      layers_.emplace(i, prepare_layer(*graph_, nodes[i], profile_));
-    } else if (nodes[i].op == "conv_transpose2d") {
-      transposed_.emplace(std::piecewise_construct, std::forward_as_tuple(i),
-                          std::forward_as_tuple(*graph_, nodes[i], profile_));
-    } else if (!find_op_runner(nodes[i].op)) {
-      throw std::invalid_argument("runtime: no kernel for op '" + nodes[i].op + "' (" + nodes[i].source + ")");
+  for (const Node& n : graph_->nodes()) {
+    const OpDef& op = op_def(n);
+    if (!op.make_runner) {
+      throw std::invalid_argument("runtime: op '" + n.op + "' (" + n.source + ") cannot run: " + op.not_runnable);
     }
-  }
-}
-
-void Executor::run_node(const Node& n, std::vector<Buffer>& values, int64_t index) {
-  const OpArgs args{*graph_, n, values, k_, profile_};
-  auto layer = layers_.find(index);
-  auto transposed = transposed_.find(index);
-  if (layer != layers_.end()) {
-    node_kernels_[index] = run_weighted(args, layer->second, threads_);
-  } else if (transposed != transposed_.end()) {
-    node_kernels_[index] = transposed->second.run(args, threads_);
-  } else {
-    (*find_op_runner(n.op))(args);
+    runners_.push_back(op.make_runner(*graph_, n, profile_));
   }
 }
 
@@ -72,7 +54,7 @@ std::vector<HostTensor> Executor::run(const std::vector<const float*>& inputs,
   node_kernels_.assign(nodes.size(), std::string());
   for (size_t i = 0; i < nodes.size(); ++i) {
     const auto start = std::chrono::steady_clock::now();
-    run_node(nodes[i], values, static_cast<int64_t>(i));
+    node_kernels_[i] = runners_[i]->run(OpArgs{g, nodes[i], values, k_, profile_}, threads_);
     node_seconds_[i] = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (captured) (*captured)[g.value(nodes[i].output).name] = to_host(nodes[i].output, values[nodes[i].output]);
   }
