@@ -145,11 +145,11 @@ void linear_emit(Emitter& e, const Node& n) {
   e.quantize_output(n, e.bias_and_relu(n, y, 2));
 }
 
-std::unique_ptr<NodeRunner> conv2d_runner(const Graph& g, const Node& n, Profile profile) {
+std::unique_ptr<PreparedOp> conv2d_runner(const Graph& g, const Node& n, Profile profile) {
   return std::make_unique<LayerRunner>(g, n, profile, true);
 }
 
-std::unique_ptr<NodeRunner> linear_runner(const Graph& g, const Node& n, Profile profile) {
+std::unique_ptr<PreparedOp> linear_runner(const Graph& g, const Node& n, Profile profile) {
   return std::make_unique<LayerRunner>(g, n, profile, false);
 }
 

@@ -8,7 +8,7 @@
 
 #include "ir/graph.h"
 #include "ops/checker.h"
-#include "runtime/node_runner.h"
+#include "runtime/prepared_op.h"
 #include "runtime/profile.h"
 
 namespace qnnpy {
@@ -32,7 +32,7 @@ struct OpDef {
   void (*emit)(Emitter& e, const Node& n);
   // Makes the node's runner for one Executor; null when the op cannot run, then
   // `not_runnable` says why.
-  std::unique_ptr<NodeRunner> (*make_runner)(const Graph& g, const Node& n, Profile profile);
+  std::unique_ptr<PreparedOp> (*make_runner)(const Graph& g, const Node& n, Profile profile);
   const char* not_runnable = nullptr;
 };
 

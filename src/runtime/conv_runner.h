@@ -1,7 +1,7 @@
 // Runs conv2d and linear nodes on their prepared (packed) weights.
 #pragma once
 
-#include "runtime/node_runner.h"
+#include "runtime/prepared_op.h"
 #include "runtime/ops/op_args.h"
 #include "runtime/prepared_layer.h"
 
@@ -16,7 +16,7 @@ namespace qnnpy {
 const char* run_weighted(const OpArgs& a, const PreparedLayer& L, bool spatial, int threads);
 
 // A conv2d or linear node with its weights prepared once.
-class LayerRunner final : public NodeRunner {
+class LayerRunner final : public PreparedOp {
  public:
   LayerRunner(const Graph& g, const Node& n, Profile profile, bool spatial)
       : layer_(prepare_layer(g, n, profile)), spatial_(spatial) {}

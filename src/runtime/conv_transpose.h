@@ -5,13 +5,13 @@
 #pragma once
 
 #include "ir/graph.h"
-#include "runtime/node_runner.h"
+#include "runtime/prepared_op.h"
 #include "runtime/ops/op_args.h"
 #include "runtime/prepared_layer.h"
 
 namespace qnnpy {
 
-class TransposedConv final : public NodeRunner {
+class TransposedConv final : public PreparedOp {
  public:
   TransposedConv(const Graph& g, const Node& n, Profile profile);
   // Returns the conv kernel that ran (see run_weighted).

@@ -6,20 +6,13 @@
 #include <stdexcept>
 #include <utility>
 
-#include "ops/op_def.h"
 #include "runtime/layout.h"
 
 namespace qnnpy {
 
 Executor::Executor(std::shared_ptr<const Graph> graph, Profile profile, Isa isa, int threads)
     : graph_(std::move(graph)), profile_(profile), isa_(isa), k_(kernel_set(isa)), threads_(std::max(1, threads)) {
-  for (const Node& n : graph_->nodes()) {
-    const OpDef& op = op_def(n);
-    if (!op.make_runner) {
-      throw std::invalid_argument("runtime: op '" + n.op + "' (" + n.source + ") cannot run: " + op.not_runnable);
-    }
-    runners_.push_back(op.make_runner(*graph_, n, profile_));
-  }
+  for (const Node& n : graph_->nodes()) runners_.emplace_back(*graph_, n, profile_);
 }
 
 HostTensor Executor::to_host(int value_id, const Buffer& b) const {
@@ -54,7 +47,7 @@ std::vector<HostTensor> Executor::run(const std::vector<const float*>& inputs,
   node_kernels_.assign(nodes.size(), std::string());
   for (size_t i = 0; i < nodes.size(); ++i) {
     const auto start = std::chrono::steady_clock::now();
-    node_kernels_[i] = runners_[i]->run(OpArgs{g, nodes[i], values, k_, profile_}, threads_);
+    node_kernels_[i] = runners_[i].run(g, nodes[i], values, k_, threads_);
     node_seconds_[i] = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (captured) (*captured)[g.value(nodes[i].output).name] = to_host(nodes[i].output, values[nodes[i].output]);
   }

@@ -51,7 +51,7 @@ class Executor {
   Isa isa_;
   const KernelSet& k_;
   int threads_;
-  std::vector<std::unique_ptr<NodeRunner>> runners_;  // node order
+  std::vector<NodeRunner> runners_;  // node order
   std::mutex run_mutex_;  // one run at a time per executor: runs share the timing records
   std::vector<double> node_seconds_;
   std::vector<std::string> node_kernels_;

@@ -1,48 +1,31 @@
-// What the executor runs for one node: made once per Executor by the op's
-// definition (weights packed, tables built), then run on every call.
+// One node of a graph, prepared once and run on value buffers the caller owns:
+// what the executor does for each node, usable by callers that run nodes one at a
+// time. The node's op definition (src/ops) makes what runs.
 #pragma once
 
 #include <memory>
+#include <vector>
 
 #include "ir/graph.h"
-#include "runtime/ops/op_args.h"
+#include "kernels/kernels.h"
+#include "runtime/buffer.h"
+#include "runtime/prepared_op.h"
 #include "runtime/profile.h"
 
 namespace qnnpy {
 
 class NodeRunner {
  public:
-  virtual ~NodeRunner() = default;
-  // Computes the node's output buffer. Returns the kernel used when the op
-  // chooses among several (conv / linear), "" otherwise.
-  virtual const char* run(const OpArgs& a, int threads) const = 0;
-};
+  // Throws std::invalid_argument naming the op and its source when the op cannot run.
+  NodeRunner(const Graph& g, const Node& n, Profile profile);
 
-using OpRunner = void (*)(const OpArgs&);
-
-// A runner that calls one function and keeps no state.
-class FunctionRunner final : public NodeRunner {
- public:
-  explicit FunctionRunner(OpRunner f) : f_(f) {}
-  const char* run(const OpArgs& a, int) const override {
-    f_(a);
-    return "";
-  }
+  // Runs the node on `values` (indexed by value id of the graph it was made for),
+  // writing its output buffer. Returns the kernel of a weighted node, "" otherwise.
+  const char* run(const Graph& g, const Node& n, std::vector<Buffer>& values, const KernelSet& k, int threads) const;
 
  private:
-  OpRunner f_;
+  Profile profile_;
+  std::unique_ptr<PreparedOp> op_;
 };
-
-// The runner factory of an op whose runner is the function F.
-template <OpRunner F>
-std::unique_ptr<NodeRunner> function_runner(const Graph&, const Node&, Profile) {
-  return std::make_unique<FunctionRunner>(F);
-}
-
-// The runner factory of an op whose runner R is built from (graph, node, profile).
-template <class R>
-std::unique_ptr<NodeRunner> prepared_runner(const Graph& g, const Node& n, Profile profile) {
-  return std::make_unique<R>(g, n, profile);
-}
 
 }  // namespace qnnpy

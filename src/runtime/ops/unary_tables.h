@@ -11,7 +11,7 @@
 #include <memory>
 
 #include "ir/graph.h"
-#include "runtime/node_runner.h"
+#include "runtime/prepared_op.h"
 #include "runtime/profile.h"
 
 namespace qnnpy {
@@ -51,7 +51,7 @@ UnaryTables requantize_tables(bool is_signed, float in_scale, int32_t in_zp, flo
 void run_table(const OpArgs& a, const UnaryTables& t);
 
 // A table op's runner: its tables are built once per Executor.
-class TableRunner final : public NodeRunner {
+class TableRunner final : public PreparedOp {
  public:
   explicit TableRunner(UnaryTables t) : t_(t) {}
   const char* run(const OpArgs& a, int) const override {
@@ -67,7 +67,7 @@ using TableBuilder = UnaryTables (*)(const TableQuant& q, const Node& n, Profile
 
 // The runner factory of a table op whose tables B builds.
 template <TableBuilder B>
-std::unique_ptr<NodeRunner> table_runner(const Graph& g, const Node& n, Profile profile) {
+std::unique_ptr<PreparedOp> table_runner(const Graph& g, const Node& n, Profile profile) {
   return std::make_unique<TableRunner>(B(table_quant(g, n), n, profile));
 }
 
