@@ -107,6 +107,19 @@ void clamp_emit(Emitter& e, const Node& n) {
   });
 }
 
+// elu(x) = x for x > 0, alpha * (exp(x) - 1) otherwise (Relax 0.27 has no R.nn.elu).
+Shape elu_rule(const Checker& c, const Value& out) {
+  c.n.float_attr("alpha");
+  return same_shape_unary(c, out);
+}
+
+void elu_emit(Emitter& e, const Node& n) {
+  e.unary(n, [&](const std::string& x) {
+    return "R.where(R.greater(" + x + ", " + float_const(0.0f) + "), " + x + ", R.multiply(R.subtract(R.exp(" + x + "), " +
+           float_const(1.0f) + "), " + float_const(static_cast<float>(n.float_attr("alpha"))) + "))";
+  });
+}
+
 }  // namespace
 
 std::vector<OpDef> elementwise_ops() {
@@ -121,6 +134,7 @@ std::vector<OpDef> elementwise_ops() {
       {"sigmoid", OpKind::Requantizing, same_shape_unary, sigmoid_emit, table_runner<sigmoid_tables>},
       {"leaky_relu", OpKind::Requantizing, leaky_relu_rule, leaky_relu_emit, table_runner<leaky_relu_tables>},
       {"clamp", OpKind::Requantizing, clamp_rule, clamp_emit, table_runner<clamp_tables>},
+      {"elu", OpKind::Requantizing, elu_rule, elu_emit, table_runner<elu_tables>},
   };
 }
 

@@ -167,4 +167,23 @@ UnaryTables add_scalar_tables(const TableQuant& q, const Node& n, Profile) {
   return add_scalar_of(q, n.float_attr("scalar"), q.in_scale);
 }
 
+// qelu_kernel (QuantizedOpKernels.cpp; both engines) with PyTorch's scale and input_scale
+// coefficients at 1, as nnq.ELU passes them: the scalar tail computes x >= 0 ? x :
+// (exp(x) - 1) * alpha; the vector lanes compute (exp(x) - 1) * alpha where x <= 0 and
+// quantize with (float)(1.0 / s_out). As for sigmoid, PyTorch's vector lanes take exp from
+// SLEEF and ours from the C library (see tests/test_more_ops.py for the measured agreement).
+UnaryTables elu_tables(const TableQuant& q, const Node& n, Profile) {
+  const float alpha = static_cast<float>(n.float_attr("alpha"));
+  return {table_of(q.is_signed, [&](int32_t v) {
+            const float x = dequantize_vector_lane(v, q.in_scale, q.in_zp);
+            const float y = x > 0.0f ? x : (std::exp(x) - 1.0f) * alpha;
+            return quantize_vector_lane(y, double_reciprocal(q.out_scale), q.out_zp, q.lo, q.hi);
+          }),
+          table_of(q.is_signed, [&](int32_t v) {
+            const float x = dequantize_scalar_lane(v, q.in_scale, q.in_zp);
+            const float y = x >= 0.0f ? x : (std::exp(x) - 1.0f) * alpha;
+            return quantize_scalar_lane(y, q.out_scale, q.out_zp, q.lo, q.hi);
+          })};
+}
+
 }  // namespace qnnpy
