@@ -129,11 +129,11 @@ def test_float_model_exits_1_with_the_reason(files, tmp_path, capsys):
     assert not (tmp_path / "out").exists()
 
 
-class WithElu(nn.Module):
+class WithGroupNorm(nn.Module):
     def __init__(self) -> None:
         super().__init__()
         self.conv = nn.Conv2d(3, 4, 3)
-        self.act = nn.ELU()
+        self.act = nn.GroupNorm(2, 4)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return torch.tanh(self.act(self.conv(x)))
@@ -141,7 +141,7 @@ class WithElu(nn.Module):
 
 def test_unsupported_ops_are_listed_on_one_line(tmp_path, capsys, monkeypatch):
     monkeypatch.syspath_prepend(str(TESTS_DIR))  # the pickled class lives in this test module
-    model, _ = quantized(WithElu(), SHAPE[1:])
+    model, _ = quantized(WithGroupNorm(), SHAPE[1:])
     torch.save(model, tmp_path / "model.pt")
     code = cli.main(["convert", str(tmp_path / "model.pt"), "-o", str(tmp_path / "out"), "--input-shape", SHAPE_ARG])
     err = [line for line in capsys.readouterr().err.splitlines() if line.startswith("qnnpy: error:")]

@@ -34,7 +34,7 @@ class TwoUnsupported(nn.Module):
     def __init__(self):
         super().__init__()
         self.conv = nn.Conv2d(3, 4, 3)
-        self.act = nn.ELU()
+        self.act = nn.GroupNorm(2, 4)
         self.tail = nn.Conv2d(4, 4, 1)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
@@ -47,7 +47,7 @@ def test_all_unsupported_ops_are_listed_with_paths():
         qnnpy.from_torch(model, (x,))
     paths = [path for path, _ in info.value.ops]
     assert paths == ["body.act", "body.tanh"]
-    assert "torch.ao.nn.quantized.modules.activation.ELU" in str(info.value)
+    assert "torch.ao.nn.quantized.modules.normalization.GroupNorm" in str(info.value)
     assert "torch.tanh" in str(info.value)
 
 

@@ -25,7 +25,7 @@ QNNPACK_CLAMP = {"relu6", "hardtanh"}
 # its own (the contiguous rule adds the zero point before rounding). 1-LSB differences.
 TVM_MIN_IDENTICAL = {"reshape_then_avg_pool": 0.75, "avg_pool_upsample": 0.95}
 # Largest slope of the activations whose output scale differs from their input's.
-ACTIVATION_SLOPE = {"hardswish": 1.5, "hardsigmoid": 1 / 6, "sigmoid": 0.25, "leaky_relu": 1.0}
+ACTIVATION_SLOPE = {"hardswish": 1.5, "hardsigmoid": 1 / 6, "sigmoid": 0.25, "leaky_relu": 1.0, "elu": 1.0}
 
 
 def _converted(name: str):
@@ -127,3 +127,49 @@ def test_sigmoid_tables_match_torch_on_every_input_value():
         g.mark_output(g.add_node("sigmoid", [a], "y", "y", "uint8", 1 / 256, 0))
         ours = _core.Executor(g, "fbgemm", "", 1).run([x], False)[0][0]
         np.testing.assert_array_equal(ours, torch.sigmoid(qx).int_repr().numpy(), err_msg=f"scale {scale}, zp {zp}")
+
+
+@pytest.mark.parametrize("dtype", ["uint8", "int8"])
+def test_elu_tables_match_torch_on_every_input_value(dtype):
+    """quantized::elu on every 8-bit input (vector lanes and scalar tail) under 100 random input
+    and output qparams and slopes; PyTorch's vector lanes take exp from SLEEF, ours from the C library."""
+    from qnnpy import _core
+
+    torch_dtype, lo = (torch.quint8, 0) if dtype == "uint8" else (torch.qint8, -128)
+    rng = np.random.default_rng(1)
+    q = np.concatenate([np.tile(np.arange(256), 4), np.arange(0, 256, 6)]) + lo
+    for _ in range(100):
+        scale, zp = float(np.exp(rng.uniform(np.log(1e-3), np.log(0.5)))), int(rng.integers(0, 256)) + lo
+        out_scale, out_zp = float(np.exp(rng.uniform(np.log(1e-3), np.log(0.5)))), int(rng.integers(0, 256)) + lo
+        alpha = float(rng.uniform(0.05, 2.0))
+        x = ((q.astype(np.float32) - zp) * np.float32(scale)).reshape(1, 1, 1, -1)
+        qx = torch.quantize_per_tensor(torch.from_numpy(x), scale, zp, torch_dtype)
+        assert np.array_equal(qx.int_repr().numpy().ravel(), q)
+        g = _core.Graph()
+        a = g.add_node("quantize", [g.add_input("x", list(x.shape))], "a", "a", dtype, scale, zp)
+        g.mark_output(g.add_node("elu", [a], "y", "y", dtype, out_scale, out_zp, floats={"alpha": alpha}))
+        ours = _core.Executor(g, "fbgemm", "", 1).run([x], False)[0][0]
+        expected = torch.ops.quantized.elu(qx, out_scale, out_zp, alpha).int_repr().numpy()
+        np.testing.assert_array_equal(ours, expected, err_msg=f"scale {scale}, zp {zp}, alpha {alpha}")
+
+
+def test_elu_from_torchscript_is_bit_exact():
+    """A traced model reaches quantized::elu as a function call (converter's call_function branch)."""
+    model, x, _ = _converted("elu")
+    module = qnnpy.from_torch(torch.jit.trace(model, x), (x,))
+    assert [n["op"] for n in module.nodes()] == ["quantize", "conv2d", "elu", "dequantize"]
+    with torch.no_grad():
+        expected = model(x).numpy()
+    np.testing.assert_array_equal(module.run(x.numpy(), profile="fbgemm").dequantized, expected)
+
+
+class _EluWithCoefficients(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        q = torch.quantize_per_tensor(x, 0.05, 128, torch.quint8)
+        return torch.ops.quantized.elu(q, 0.05, 128, 1.0, 2.0, 1.0).dequantize()
+
+
+def test_elu_with_scale_coefficients_is_refused():
+    x = torch.randn(1, 3, 4, 4)
+    with pytest.raises(qnnpy.ConversionError, match=r"elu with scale / input_scale \(2.0, 1.0\)"):
+        qnnpy.from_torch(torch.jit.trace(_EluWithCoefficients().eval(), x), (x,))

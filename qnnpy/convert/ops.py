@@ -426,3 +426,21 @@ CONVERTERS: dict[Any, Converter] = {
     F.dropout: convert_dropout,
     "Tensor.contiguous": convert_identity,
 }
+
+
+# --- ELU (the worked example of docs/adding_an_op.md) ----------------------------
+
+def convert_elu(ctx: ConversionContext, node: torch.fx.Node) -> int:
+    """``nnq.ELU`` / ``torch.ops.quantized.elu``: x if x > 0 else alpha * (exp(x) - 1), requantized."""
+    if node.op == "call_module":
+        alpha = ctx.module(node).alpha
+    else:
+        alpha = _arg(node, 3, "alpha", 1.0)
+        coefficients = (_arg(node, 4, "scale", 1.0), _arg(node, 5, "input_scale", 1.0))
+        if any(float(c) != 1.0 for c in coefficients):
+            raise ConversionError(f"{ctx.source(node)}: quantized elu with scale / input_scale {coefficients} is not "
+                                  "supported (only 1.0, as nnq.ELU passes them)")
+    return ctx.add(node, "elu", [node.args[0]], floats={"alpha": float(alpha)})
+
+
+CONVERTERS.update({nnq.ELU: convert_elu, torch.ops.quantized.elu: convert_elu})

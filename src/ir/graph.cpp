@@ -4,7 +4,7 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "ir/op_rules.h"
+#include "ops/op_def.h"
 
 namespace qnnpy {
 
@@ -95,7 +95,7 @@ const Param& Graph::node_param(const Node& n, const std::string& role) const {
 int Graph::add_node(Node node, Value output, const Shape& expected_shape) {
   for (int id : node.inputs) value(id);
   for (const auto& kv : node.params) param(kv.second);
-  output.shape = infer_output(*this, node, output);
+  output.shape = check_node(*this, node, output);
   if (!expected_shape.empty() && expected_shape != output.shape) {
     throw std::invalid_argument(node.op + " (" + node.source + "): inferred output shape " + shape_str(output.shape) +
                                 " but the PyTorch model produced " + shape_str(expected_shape));

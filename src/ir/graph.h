@@ -69,7 +69,7 @@ class Graph {
   // A float32 input of the Relax function.
   int add_input(const std::string& name, const Shape& shape);
   int add_param(Param p);
-  // Checks the node against the op's rules, infers the output shape, and, when
+  // Checks the node against its op definition (src/ops), infers the output shape, and, when
   // `expected_shape` is non-empty, checks it against the inferred one.
   int add_node(Node node, Value output, const Shape& expected_shape = {});
   void mark_output(int value_id);

@@ -107,13 +107,12 @@ const char* run_gemm(const OpArgs& a, const PreparedLayer& L, const ConvGeometry
 
 }  // namespace
 
-const char* run_weighted(const OpArgs& a, const PreparedLayer& L, int threads) {
-  const Node& n = a.node;
+const char* run_weighted(const OpArgs& a, const PreparedLayer& L, bool spatial, int threads) {
   const Value &xv = a.in(), &yv = a.out();
   Buffer& y = a.out_buf();
   int64_t batch;
   ConvGeometry g{};
-  if (n.op == "conv2d") {
+  if (spatial) {
     batch = xv.shape[0], g.cin = xv.shape[1], g.h = xv.shape[2], g.w = xv.shape[3];
     g.oh = yv.shape[2], g.ow = yv.shape[3];
     y.torch_channels_last = true;  // fbgemm and qnnpack convs write channels_last

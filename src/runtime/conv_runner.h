@@ -1,6 +1,7 @@
 // Runs conv2d and linear nodes on their prepared (packed) weights.
 #pragma once
 
+#include "runtime/prepared_op.h"
 #include "runtime/ops/op_args.h"
 #include "runtime/prepared_layer.h"
 
@@ -10,7 +11,20 @@ namespace qnnpy {
 // tasks of rows (and, when rows are few, column blocks) split over `threads` workers.
 // The GEMM is uint8 x int8 when the layer has that path and this input cannot
 // saturate its int16 pair sums, exact int16 otherwise. Returns the kernel used:
-// "depthwise", "gemm_u8s8" or "gemm_s16".
-const char* run_weighted(const OpArgs& a, const PreparedLayer& L, int threads);
+// "depthwise", "gemm_u8s8" or "gemm_s16". `spatial`: a conv2d node (NCHW input),
+// otherwise a linear one (rows of the last axis).
+const char* run_weighted(const OpArgs& a, const PreparedLayer& L, bool spatial, int threads);
+
+// A conv2d or linear node with its weights prepared once.
+class LayerRunner final : public PreparedOp {
+ public:
+  LayerRunner(const Graph& g, const Node& n, Profile profile, bool spatial)
+      : layer_(prepare_layer(g, n, profile)), spatial_(spatial) {}
+  const char* run(const OpArgs& a, int threads) const override { return run_weighted(a, layer_, spatial_, threads); }
+
+ private:
+  PreparedLayer layer_;
+  bool spatial_;
+};
 
 }  // namespace qnnpy

@@ -79,7 +79,7 @@ const char* TransposedConv::run(const OpArgs& a, int threads) const {
       }
     }
   const Node& conv = conv_.nodes().back();
-  const char* kernel = run_weighted(OpArgs{conv_, conv, values, a.k, a.profile}, layer_, threads);
+  const char* kernel = run_weighted(OpArgs{conv_, conv, values, a.k, a.profile}, layer_, true, threads);
   Buffer& y = a.out_buf();
   y.q = std::move(values[conv.output].q);
   y.torch_channels_last = true;

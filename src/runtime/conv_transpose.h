@@ -5,16 +5,17 @@
 #pragma once
 
 #include "ir/graph.h"
+#include "runtime/prepared_op.h"
 #include "runtime/ops/op_args.h"
 #include "runtime/prepared_layer.h"
 
 namespace qnnpy {
 
-class TransposedConv {
+class TransposedConv final : public PreparedOp {
  public:
   TransposedConv(const Graph& g, const Node& n, Profile profile);
   // Returns the conv kernel that ran (see run_weighted).
-  const char* run(const OpArgs& a, int threads) const;
+  const char* run(const OpArgs& a, int threads) const override;
 
  private:
   Graph conv_;           // spread input -> conv2d with the flipped weight

@@ -10,9 +10,7 @@
 #include "ir/graph.h"
 #include "kernels/kernels.h"
 #include "runtime/buffer.h"
-#include "runtime/conv_transpose.h"
-#include "runtime/ops/op_args.h"
-#include "runtime/prepared_layer.h"
+#include "runtime/node_runner.h"
 #include "runtime/profile.h"
 
 namespace qnnpy {
@@ -27,7 +25,8 @@ struct HostTensor {
 
 class Executor {
  public:
-  // Packs every weight once. `threads` workers split conv and linear rows.
+  // Makes every node's runner once (weights packed, tables built), each from its
+  // op's definition (src/ops). `threads` workers split conv and linear rows.
   Executor(std::shared_ptr<const Graph> graph, Profile profile, Isa isa, int threads);
 
   // `inputs` are float32 NCHW buffers in graph-input order, each holding the
@@ -45,7 +44,6 @@ class Executor {
   Isa isa() const { return isa_; }
 
  private:
-  void run_node(const Node& n, std::vector<Buffer>& values, int64_t index);
   HostTensor to_host(int value_id, const Buffer& b) const;
 
   std::shared_ptr<const Graph> graph_;
@@ -53,8 +51,7 @@ class Executor {
   Isa isa_;
   const KernelSet& k_;
   int threads_;
-  std::map<int64_t, PreparedLayer> layers_;  // node index -> prepared weights
-  std::map<int64_t, TransposedConv> transposed_;
+  std::vector<NodeRunner> runners_;  // node order
   std::mutex run_mutex_;  // one run at a time per executor: runs share the timing records
   std::vector<double> node_seconds_;
   std::vector<std::string> node_kernels_;

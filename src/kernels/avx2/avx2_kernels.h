@@ -1,4 +1,6 @@
-// The AVX2 kernels (declarations); see kernels.h for the contracts.
+// The AVX2 kernels (declarations); see kernels.h for the contracts. The list mirrors
+// scalar_kernels.h name for name; it stays a file of its own because each ISA folder
+// declares what it defines (a shared macro list would hide the signatures).
 #pragma once
 
 #include "kernels/kernels.h"

@@ -16,45 +16,11 @@
 namespace qnnpy {
 namespace {
 
-// Rows beyond `rows` re-read the last valid row; their results are not stored.
+// vpmaddubsw then vpmaddwd with ones: each int32 lane sums the four products of a uint8 quad.
 void tile(const uint8_t* a, int64_t kq, int rows, const int8_t* bp, int32_t* c, int64_t ldc, int64_t cols) {
-  const uint8_t* a0 = a;
-  const uint8_t* a1 = rows > 1 ? a0 + kq : a0;
-  const uint8_t* a2 = rows > 2 ? a1 + kq : a1;
-  const uint8_t* a3 = rows > 3 ? a2 + kq : a2;
-  const uint8_t* a4 = rows > 4 ? a3 + kq : a3;
-  const uint8_t* a5 = rows > 5 ? a4 + kq : a4;
   const __m256i ones = _mm256_set1_epi16(1);
-  __m256i c00 = _mm256_setzero_si256(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00;
-  __m256i c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00;
-  for (int64_t q = 0; q < kq; q += 4, bp += 4 * kGemmNR) {
-    const __m256i b0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bp));
-    const __m256i b1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bp + 32));
-    __m256i av = broadcast_4_bytes(a0 + q);
-    c00 = _mm256_add_epi32(c00, _mm256_madd_epi16(_mm256_maddubs_epi16(av, b0), ones));
-    c01 = _mm256_add_epi32(c01, _mm256_madd_epi16(_mm256_maddubs_epi16(av, b1), ones));
-    av = broadcast_4_bytes(a1 + q);
-    c10 = _mm256_add_epi32(c10, _mm256_madd_epi16(_mm256_maddubs_epi16(av, b0), ones));
-    c11 = _mm256_add_epi32(c11, _mm256_madd_epi16(_mm256_maddubs_epi16(av, b1), ones));
-    av = broadcast_4_bytes(a2 + q);
-    c20 = _mm256_add_epi32(c20, _mm256_madd_epi16(_mm256_maddubs_epi16(av, b0), ones));
-    c21 = _mm256_add_epi32(c21, _mm256_madd_epi16(_mm256_maddubs_epi16(av, b1), ones));
-    av = broadcast_4_bytes(a3 + q);
-    c30 = _mm256_add_epi32(c30, _mm256_madd_epi16(_mm256_maddubs_epi16(av, b0), ones));
-    c31 = _mm256_add_epi32(c31, _mm256_madd_epi16(_mm256_maddubs_epi16(av, b1), ones));
-    av = broadcast_4_bytes(a4 + q);
-    c40 = _mm256_add_epi32(c40, _mm256_madd_epi16(_mm256_maddubs_epi16(av, b0), ones));
-    c41 = _mm256_add_epi32(c41, _mm256_madd_epi16(_mm256_maddubs_epi16(av, b1), ones));
-    av = broadcast_4_bytes(a5 + q);
-    c50 = _mm256_add_epi32(c50, _mm256_madd_epi16(_mm256_maddubs_epi16(av, b0), ones));
-    c51 = _mm256_add_epi32(c51, _mm256_madd_epi16(_mm256_maddubs_epi16(av, b1), ones));
-  }
-  store_tile_row(c, c00, c01, cols);
-  if (rows > 1) store_tile_row(c + ldc, c10, c11, cols);
-  if (rows > 2) store_tile_row(c + 2 * ldc, c20, c21, cols);
-  if (rows > 3) store_tile_row(c + 3 * ldc, c30, c31, cols);
-  if (rows > 4) store_tile_row(c + 4 * ldc, c40, c41, cols);
-  if (rows > 5) store_tile_row(c + 5 * ldc, c50, c51, cols);
+  gemm_tile(a, kq, rows, bp, c, ldc, cols,
+            [ones](__m256i av, __m256i b) { return _mm256_madd_epi16(_mm256_maddubs_epi16(av, b), ones); });
 }
 
 }  // namespace

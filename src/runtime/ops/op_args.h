@@ -27,11 +27,6 @@ struct OpArgs {
   [[noreturn]] void fail(const std::string& msg) const;
 };
 
-using OpRunner = void (*)(const OpArgs&);
-
-// The runner of every op without weights, by op name (conv2d and linear run in conv_runner).
-const OpRunner* find_op_runner(const std::string& op);
-
 // Pool2dShape of a rank-4 node input and output, with a 1x1 window.
 Pool2dShape pool_shape(const OpArgs& a);
 

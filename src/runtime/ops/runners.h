@@ -1,4 +1,4 @@
-// Runners of the ops without weights, one group per file.
+// Runners of the ops without weights or tables, one group per file (table ops: unary_tables.h).
 #pragma once
 
 #include "runtime/ops/op_args.h"
@@ -13,8 +13,6 @@ void run_add(const OpArgs& a);
 void run_relu(const OpArgs& a);
 // binary_ops.cpp
 void run_mul(const OpArgs& a);
-// unary_ops.cpp: hardswish, hardsigmoid, sigmoid, leaky_relu, clamp, add_scalar, mul_scalar
-void run_unary(const OpArgs& a);
 // norm_ops.cpp
 void run_batch_norm2d(const OpArgs& a);
 // concat_ops.cpp

@@ -1,4 +1,3 @@
-#include "runtime/ops/runners.h"
 #include "runtime/ops/unary_tables.h"
 
 namespace qnnpy {
@@ -14,10 +13,7 @@ int64_t storage_index(const Shape& s, bool channels_last, int64_t i) {
 
 }  // namespace
 
-// Every value goes through the vector-lane table, then the last numel % 64
-// elements in PyTorch's memory order through the scalar-tail table.
-void run_unary(const OpArgs& a) {
-  const UnaryTables t = unary_tables(a);
+void run_table(const OpArgs& a, const UnaryTables& t) {
   const Buffer& x = a.in_buf();
   Buffer& y = a.out_buf();
   const int64_t n = a.out_count();

@@ -1,4 +1,4 @@
-#include "params/packed_state.h"
+#include "layer_import/conv_config.h"
 
 #include <stdexcept>
 #include <string>

@@ -1,4 +1,4 @@
-#include "params/param_builder.h"
+#include "layer_import/layer_params.h"
 
 #include <cmath>
 #include <cstring>

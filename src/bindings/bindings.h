@@ -1,0 +1,14 @@
+// The binding files of `qnnpy._core`, one per area; each only converts arguments
+// and calls the core, which does all checking.
+#pragma once
+
+#include <pybind11/pybind11.h>
+
+namespace qnnpy::bindings {
+
+void bind_params(pybind11::module_& m);   // params.cpp: packed conv config, bias quantization
+void bind_graph(pybind11::module_& m);    // graph.cpp: Graph, op table facts
+void bind_runtime(pybind11::module_& m);  // runtime.cpp: Executor
+void bind_kernels(pybind11::module_& m);  // kernels.cpp: CPU features, measured peaks
+
+}  // namespace qnnpy::bindings

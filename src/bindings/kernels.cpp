@@ -1,0 +1,18 @@
+#include "bindings/bindings.h"
+#include "kernels/avx2/peak.h"
+#include "kernels/kernels.h"
+
+namespace qnnpy::bindings {
+
+void bind_kernels(pybind11::module_& m) {
+  namespace py = pybind11;
+  m.def("cpu_has_avx2", &cpu_has_avx2, "Whether this CPU has AVX2 and FMA.");
+  m.def("peak_madd_gmacs", &peak_madd_gmacs, py::arg("seconds") = 0.2,
+        "Measured GMAC/s of a register-only vpmaddwd + vpaddd loop on one core: the int16 GEMM's ceiling.");
+  m.def("peak_u8s8_gmacs", &peak_u8s8_gmacs, py::arg("seconds") = 0.2,
+        "Measured GMAC/s of a register-only vpmaddubsw + vpmaddwd + vpaddd loop on one core: the u8s8 GEMM's ceiling.");
+  m.def("default_isa", [] { return std::string(isa_name(default_isa())); },
+        "The ISA the runtime uses by default (QNNPY_ISA=scalar|avx2 overrides).");
+}
+
+}  // namespace qnnpy::bindings

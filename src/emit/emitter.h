@@ -1,0 +1,58 @@
+// The TVMScript writer the ops' emission functions use (src/ops/*.cpp): fresh
+// variable names, dequantize / quantize in the canonical QDQ form, literals.
+#pragma once
+
+#include <functional>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "ir/graph.h"
+
+namespace qnnpy {
+
+// 17 significant digits print the exact double of a float32, so the parsed
+// constant converts back to the same float32.
+std::string float_const(float v);
+std::string float_literal(double v);
+std::string int_const(int64_t v);
+std::string int_list(const std::vector<int64_t>& v);
+// Symmetric padding (h, w) in Relax's (top, left, bottom, right) order.
+std::string padding4(const std::vector<int64_t>& p);
+
+class Emitter {
+ public:
+  explicit Emitter(const Graph& g);
+
+  // The whole module, one function named `func_name`.
+  std::string run(const std::string& func_name);
+
+  const Graph& graph() const { return g_; }
+  // The name of node n's output variable.
+  const std::string& out_name(const Node& n) const { return g_.value(n.output).name; }
+
+  // Writes `expr` into a fresh variable named from `base`; returns the variable.
+  std::string emit(const std::string& base, const std::string& expr);
+  // Writes `var = expr` for a variable that already has its name.
+  void line(const std::string& var, const std::string& expr);
+  // The dequantized input i of n, in a fresh variable `<out>_<suffix>`.
+  std::string input(const Node& n, size_t i, const std::string& suffix);
+  // The dequantized param, per tensor or per channel along axis 0.
+  std::string param(const Param& p, const std::string& base);
+  // Quantizes `src` into n's output variable.
+  void quantize_output(const Node& n, const std::string& src);
+  // Adds the dequantized int32 bias (reshaped to (1, C, 1, 1) for rank 4) and the fused relu.
+  std::string bias_and_relu(const Node& n, std::string acc, int rank);
+  // dequantize input 0 -> expr(x) -> quantize: the form of every one-input op.
+  void unary(const Node& n, const std::function<std::string(const std::string& x)>& expr);
+
+ private:
+  std::string fresh(const std::string& base);
+
+  const Graph& g_;
+  std::set<std::string> taken_;
+  std::ostringstream body_;
+};
+
+}  // namespace qnnpy

@@ -1,0 +1,57 @@
+#include "ops/checker.h"
+
+#include <stdexcept>
+
+namespace qnnpy {
+
+void Checker::fail(const std::string& msg) const { throw std::invalid_argument(n.op + " (" + n.source + "): " + msg); }
+
+void Checker::inputs(size_t count) const {
+  if (n.inputs.size() != count) fail("expects " + std::to_string(count) + " input(s), got " + std::to_string(n.inputs.size()));
+}
+
+void Checker::quantized(const Value& v) const {
+  if (v.dtype == DType::Float32 || v.q.empty()) fail("input '" + v.name + "' must be a quantized tensor");
+}
+
+void Checker::quantized_per_tensor(const Value& v) const {
+  quantized(v);
+  if (v.q.scale.size() != 1 || v.q.zero_point.size() != 1) fail("input '" + v.name + "' must be quantized per tensor");
+}
+
+void Checker::rank(const Value& v, size_t r) const {
+  if (v.shape.size() != r) fail("input '" + v.name + "' must have rank " + std::to_string(r) + ", has shape " + shape_str(v.shape));
+}
+
+std::vector<int64_t> Checker::pair(const std::string& key) const {
+  const auto& v = n.ints_attr(key);
+  if (v.size() != 2) fail("attribute '" + key + "' must hold 2 values");
+  return v;
+}
+
+void Checker::positive(const std::vector<int64_t>& v, const std::string& key) const {
+  for (int64_t x : v) if (x < 1) fail("attribute '" + key + "' must be >= 1, got " + std::to_string(x));
+}
+
+int64_t Checker::axis(const std::string& key, size_t rank) const {
+  int64_t axis = n.int_attr(key);
+  if (axis < 0) axis += static_cast<int64_t>(rank);
+  if (axis < 0 || axis >= static_cast<int64_t>(rank)) fail("attribute '" + key + "' out of range for rank " + std::to_string(rank));
+  return axis;
+}
+
+int64_t window_output_size(int64_t in, int64_t kernel, int64_t stride, int64_t pad, int64_t dilation, bool ceil_mode) {
+  int64_t span = in + 2 * pad - dilation * (kernel - 1) - 1;
+  int64_t out = (ceil_mode ? (span + stride - 1) / stride : span / stride) + 1;
+  // PyTorch: the last window must start inside the input or the left padding.
+  if (ceil_mode && (out - 1) * stride >= in + pad) --out;
+  return out;
+}
+
+Shape same_shape_unary(const Checker& c, const Value&) {
+  c.inputs(1);
+  c.quantized(c.in(0));
+  return c.in(0).shape;
+}
+
+}  // namespace qnnpy

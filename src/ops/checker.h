@@ -1,0 +1,35 @@
+// What an op's rule sees: the graph and the node being checked, with the checks
+// most rules share. Every failure names the op and the node's source.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "ir/graph.h"
+
+namespace qnnpy {
+
+struct Checker {
+  const Graph& g;
+  const Node& n;
+
+  [[noreturn]] void fail(const std::string& msg) const;
+  void inputs(size_t count) const;
+  const Value& in(size_t i) const { return g.value(n.inputs.at(i)); }
+  void quantized(const Value& v) const;
+  // Quantized with one scale and zero point (the input of a weighted layer).
+  void quantized_per_tensor(const Value& v) const;
+  void rank(const Value& v, size_t r) const;
+  std::vector<int64_t> pair(const std::string& key) const;
+  void positive(const std::vector<int64_t>& v, const std::string& key) const;
+  // A possibly negative axis attribute, normalized against `rank`.
+  int64_t axis(const std::string& key, size_t rank) const;
+};
+
+// Output extent of a sliding window, PyTorch's formula (ceil_mode as in pooling).
+int64_t window_output_size(int64_t in, int64_t kernel, int64_t stride, int64_t pad, int64_t dilation, bool ceil_mode);
+
+// The rule of ops with one quantized input whose output has the input's shape.
+Shape same_shape_unary(const Checker& c, const Value& out);
+
+}  // namespace qnnpy

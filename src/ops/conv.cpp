@@ -1,0 +1,167 @@
+// The weighted ops: conv2d, conv_transpose2d and linear. Their nodes hold an int8
+// weight and optionally an int32 bias (scale s_in * s_w) with its float copy
+// (params "weight", "bias", "bias_float"); the fused relu is the int "relu".
+#include <algorithm>
+
+#include "emit/emitter.h"
+#include "ops/op_def.h"
+#include "runtime/conv_runner.h"
+#include "runtime/conv_transpose.h"
+
+namespace qnnpy {
+namespace {
+
+// The weight's quantization: per tensor, or per output channel along axis 0.
+void check_weight_qparams(const Checker& c, const Param& w) {
+  const QParams& q = w.q;
+  if (q.scale.size() != q.zero_point.size()) c.fail("weight scale and zero point counts differ");
+  if (q.per_channel() && q.axis != 0) {
+    c.fail("weight is quantized per channel along axis " + std::to_string(q.axis) + "; only axis 0 is supported");
+  }
+  const size_t count = q.per_channel() ? static_cast<size_t>(w.shape[0]) : 1;
+  if (q.scale.size() != count) {
+    c.fail("weight has " + std::to_string(q.scale.size()) + " scale(s), expected " + std::to_string(count));
+  }
+}
+
+// The bias, when present: int32, one per output channel, quantized like the weight,
+// with its float32 copy (the fbgemm profile adds PyTorch's float bias).
+void check_bias(const Checker& c, const Param& w, int64_t channels) {
+  if (!c.n.has_param("bias")) {
+    if (c.n.has_param("bias_float")) c.fail("has param 'bias_float' without 'bias'");
+    return;
+  }
+  const Param& b = c.g.node_param(c.n, "bias");
+  if (b.dtype != DType::Int32 || b.shape != Shape{channels}) {
+    c.fail("bias must be int32 with one value per output channel " + shape_str({channels}) + ", got " +
+           dtype_name(b.dtype) + " " + shape_str(b.shape));
+  }
+  if (b.q.scale.size() != w.q.scale.size() || b.q.zero_point.size() != b.q.scale.size() ||
+      b.q.per_channel() != w.q.per_channel()) {
+    c.fail("bias must be quantized like the weight (per tensor or per output channel)");
+  }
+  const Param& bf = c.g.node_param(c.n, "bias_float");
+  if (bf.dtype != DType::Float32 || bf.shape != b.shape) c.fail("bias_float must be float32 " + shape_str(b.shape));
+}
+
+Shape conv2d_rule(const Checker& c, const Value&) {
+  c.inputs(1);
+  const Value& x = c.in(0);
+  c.quantized_per_tensor(x);
+  c.rank(x, 4);
+  const Param& w = c.g.node_param(c.n, "weight");
+  if (w.dtype != DType::Int8 || w.shape.size() != 4) c.fail("weight must be int8 OIHW, got " + shape_str(w.shape));
+  check_weight_qparams(c, w);
+  auto stride = c.pair("stride"), padding = c.pair("padding"), dilation = c.pair("dilation");
+  c.positive(stride, "stride");
+  c.positive(dilation, "dilation");
+  int64_t groups = c.n.int_attr("groups");
+  if (groups < 1 || x.shape[1] % groups || w.shape[0] % groups) {
+    c.fail("groups=" + std::to_string(groups) + " must divide input channels " + std::to_string(x.shape[1]) +
+           " and output channels " + std::to_string(w.shape[0]));
+  }
+  if (w.shape[1] * groups != x.shape[1]) {
+    c.fail("weight " + shape_str(w.shape) + " does not fit input " + shape_str(x.shape) + " with groups=" + std::to_string(groups));
+  }
+  check_bias(c, w, w.shape[0]);
+  Shape out{x.shape[0], w.shape[0], 0, 0};
+  for (int i = 0; i < 2; ++i) {
+    out[2 + i] = window_output_size(x.shape[2 + i], w.shape[2 + i], stride[i], padding[i], dilation[i], false);
+    if (out[2 + i] < 1) c.fail("kernel larger than padded input " + shape_str(x.shape));
+  }
+  return out;
+}
+
+// PyTorch's ConvTranspose2d: weight (in, out / groups, kh, kw), per tensor;
+// out = (in - 1) * stride - 2 * padding + dilation * (k - 1) + output_padding + 1.
+Shape conv_transpose2d_rule(const Checker& c, const Value&) {
+  c.inputs(1);
+  const Value& x = c.in(0);
+  c.quantized_per_tensor(x);
+  c.rank(x, 4);
+  const Param& w = c.g.node_param(c.n, "weight");
+  if (w.dtype != DType::Int8 || w.shape.size() != 4) c.fail("weight must be int8 (in, out/groups, kh, kw)");
+  check_weight_qparams(c, w);
+  if (w.q.per_channel()) c.fail("per-channel weights of a transposed conv are not supported (PyTorch does not produce them either)");
+  auto stride = c.pair("stride"), padding = c.pair("padding"), dilation = c.pair("dilation");
+  auto output_padding = c.pair("output_padding");
+  c.positive(stride, "stride");
+  c.positive(dilation, "dilation");
+  const int64_t groups = c.n.int_attr("groups");
+  if (groups < 1 || w.shape[0] != x.shape[1] || x.shape[1] % groups) {
+    c.fail("weight " + shape_str(w.shape) + " does not fit input " + shape_str(x.shape) + " with groups=" + std::to_string(groups));
+  }
+  check_bias(c, w, w.shape[1] * groups);
+  Shape out{x.shape[0], w.shape[1] * groups, 0, 0};
+  for (int i = 0; i < 2; ++i) {
+    if (output_padding[i] < 0 || output_padding[i] >= std::max(stride[i], dilation[i])) {
+      c.fail("output_padding must be smaller than stride or dilation");
+    }
+    out[2 + i] = (x.shape[2 + i] - 1) * stride[i] - 2 * padding[i] + dilation[i] * (w.shape[2 + i] - 1) + output_padding[i] + 1;
+    if (out[2 + i] < 1) c.fail("output would be empty for input " + shape_str(x.shape));
+  }
+  return out;
+}
+
+Shape linear_rule(const Checker& c, const Value&) {
+  c.inputs(1);
+  const Value& x = c.in(0);
+  c.quantized_per_tensor(x);
+  const Param& w = c.g.node_param(c.n, "weight");
+  if (w.dtype != DType::Int8 || w.shape.size() != 2) c.fail("weight must be int8 (out, in), got " + shape_str(w.shape));
+  check_weight_qparams(c, w);
+  if (x.shape.empty() || x.shape.back() != w.shape[1]) {
+    c.fail("input " + shape_str(x.shape) + " does not match weight " + shape_str(w.shape));
+  }
+  check_bias(c, w, w.shape[0]);
+  Shape out = x.shape;
+  out.back() = w.shape[0];
+  return out;
+}
+
+// R.nn.conv2d / R.nn.conv2d_transpose on the dequantized input and weight, then bias and relu.
+void emit_conv(Emitter& e, const Node& n, bool transposed) {
+  const std::string& o = e.out_name(n);
+  const std::string x = e.input(n, 0, "x");
+  const std::string w = e.param(e.graph().node_param(n, "weight"), o + "_w");
+  const std::string extra = transposed ? ", output_padding=" + int_list(n.ints_attr("output_padding")) : "";
+  const std::string y = e.emit(o + (transposed ? "_deconv" : "_conv"),
+                               (transposed ? "R.nn.conv2d_transpose(" : "R.nn.conv2d(") + x + ", " + w +
+                                   ", strides=" + int_list(n.ints_attr("stride")) + ", padding=" +
+                                   padding4(n.ints_attr("padding")) + extra + ", dilation=" +
+                                   int_list(n.ints_attr("dilation")) + ", groups=" + std::to_string(n.int_attr("groups")) + ")");
+  e.quantize_output(n, e.bias_and_relu(n, y, 4));
+}
+
+void conv2d_emit(Emitter& e, const Node& n) { emit_conv(e, n, false); }
+void conv_transpose2d_emit(Emitter& e, const Node& n) { emit_conv(e, n, true); }
+
+void linear_emit(Emitter& e, const Node& n) {
+  const std::string& o = e.out_name(n);
+  const std::string x = e.input(n, 0, "x");
+  const std::string w = e.param(e.graph().node_param(n, "weight"), o + "_w");
+  const std::string wt = e.emit(o + "_wt", "R.permute_dims(" + w + ", axes=[1, 0])");
+  const std::string y = e.emit(o + "_matmul", "R.matmul(" + x + ", " + wt + ")");
+  e.quantize_output(n, e.bias_and_relu(n, y, 2));
+}
+
+std::unique_ptr<PreparedOp> conv2d_runner(const Graph& g, const Node& n, Profile profile) {
+  return std::make_unique<LayerRunner>(g, n, profile, true);
+}
+
+std::unique_ptr<PreparedOp> linear_runner(const Graph& g, const Node& n, Profile profile) {
+  return std::make_unique<LayerRunner>(g, n, profile, false);
+}
+
+}  // namespace
+
+std::vector<OpDef> conv_ops() {
+  return {
+      {"conv2d", OpKind::Requantizing, conv2d_rule, conv2d_emit, conv2d_runner},
+      {"conv_transpose2d", OpKind::Requantizing, conv_transpose2d_rule, conv_transpose2d_emit,
+       prepared_runner<TransposedConv>},
+      {"linear", OpKind::Requantizing, linear_rule, linear_emit, linear_runner},
+  };
+}
+
+}  // namespace qnnpy

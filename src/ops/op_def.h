@@ -1,0 +1,56 @@
+// One definition per IR op: its kind, its rule (checks and output shape), its
+// TVMScript emission and its runtime runner. The graph validator, the emitter and
+// the executor look ops up here only. How to add an op: docs/adding_an_op.md.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "ir/graph.h"
+#include "ops/checker.h"
+#include "runtime/prepared_op.h"
+#include "runtime/profile.h"
+
+namespace qnnpy {
+
+class Emitter;
+
+enum class OpKind {
+  Requantizing,      // the output carries quantization parameters of its own
+  QParamPreserving,  // the output moves or selects input values: the input's dtype and qparams
+  Quantize,          // float32 in, quantized out
+  Dequantize,        // quantized in, float32 out
+};
+
+struct OpDef {
+  const char* name;
+  OpKind kind;
+  // Checks inputs, params and attributes and returns the output shape; the checks
+  // of the kind (output dtype and qparams) run before it (check_node).
+  Shape (*infer)(const Checker& c, const Value& out);
+  // Writes the node in the canonical form: dequantize inputs -> float Relax op -> quantize.
+  void (*emit)(Emitter& e, const Node& n);
+  // Makes the node's runner for one Executor; null when the op cannot run, then
+  // `not_runnable` says why.
+  std::unique_ptr<PreparedOp> (*make_runner)(const Graph& g, const Node& n, Profile profile);
+  const char* not_runnable = nullptr;
+};
+
+// Every op, in one table assembled from the op families (src/ops/*.cpp).
+const std::vector<OpDef>& op_table();
+// The definition of `n.op`; throws std::invalid_argument naming the node for an unknown op.
+const OpDef& op_def(const Node& n);
+const char* op_kind_name(OpKind kind);
+
+// Checks `n` against its op's kind and rule; returns the output shape.
+Shape check_node(const Graph& g, const Node& n, const Value& out);
+
+// The op families, one file each.
+std::vector<OpDef> quantize_ops();     // quantize.cpp
+std::vector<OpDef> conv_ops();         // conv.cpp
+std::vector<OpDef> elementwise_ops();  // elementwise.cpp
+std::vector<OpDef> pool_ops();         // pool.cpp
+std::vector<OpDef> shape_ops();        // shape.cpp
+std::vector<OpDef> norm_ops();         // norm.cpp
+
+}  // namespace qnnpy

@@ -1,0 +1,81 @@
+#include <map>
+#include <stdexcept>
+#include <string>
+
+#include "ops/op_def.h"
+
+namespace qnnpy {
+namespace {
+
+void check_output_qparams(const Checker& c, const Value& out) {
+  if (out.dtype == DType::Float32) c.fail("output must be an integer dtype");
+  if (out.q.scale.size() != 1 || out.q.zero_point.size() != 1) c.fail("output needs per-tensor scale and zero point");
+  if (!(out.q.scale[0] > 0.0f)) c.fail("output scale must be positive, got " + std::to_string(out.q.scale[0]));
+  int32_t zp = out.q.zero_point[0];
+  if (zp < dtype_min(out.dtype) || zp > dtype_max(out.dtype)) {
+    c.fail("output zero point " + std::to_string(zp) + " outside the range of " + dtype_name(out.dtype));
+  }
+}
+
+std::vector<OpDef> assemble() {
+  std::vector<OpDef> all;
+  for (auto family : {quantize_ops, conv_ops, elementwise_ops, pool_ops, shape_ops, norm_ops}) {
+    for (const OpDef& op : family()) all.push_back(op);
+  }
+  return all;
+}
+
+}  // namespace
+
+const std::vector<OpDef>& op_table() {
+  static const std::vector<OpDef> table = assemble();
+  return table;
+}
+
+const OpDef& op_def(const Node& n) {
+  static const std::map<std::string, const OpDef*> by_name = [] {
+    std::map<std::string, const OpDef*> m;
+    for (const OpDef& op : op_table()) {
+      if (!m.emplace(op.name, &op).second) throw std::logic_error(std::string("op '") + op.name + "' is defined twice");
+    }
+    return m;
+  }();
+  auto it = by_name.find(n.op);
+  if (it == by_name.end()) throw std::invalid_argument(n.op + " (" + n.source + "): unknown op");
+  return *it->second;
+}
+
+const char* op_kind_name(OpKind kind) {
+  switch (kind) {
+    case OpKind::Requantizing: return "requantizing";
+    case OpKind::QParamPreserving: return "qparam_preserving";
+    case OpKind::Quantize: return "quantize";
+    case OpKind::Dequantize: return "dequantize";
+  }
+  return "?";
+}
+
+Shape check_node(const Graph& g, const Node& n, const Value& out) {
+  const OpDef& op = op_def(n);
+  const Checker c{g, n};
+  switch (op.kind) {
+    case OpKind::Requantizing:
+    case OpKind::Quantize:
+      check_output_qparams(c, out);
+      return op.infer(c, out);
+    case OpKind::Dequantize:
+      if (out.dtype != DType::Float32) c.fail("output must be float32");
+      return op.infer(c, out);
+    case OpKind::QParamPreserving: {
+      Shape shape = op.infer(c, out);
+      const Value& x = c.in(0);
+      if (out.dtype != x.dtype || out.q.scale != x.q.scale || out.q.zero_point != x.q.zero_point) {
+        c.fail("output must keep the input's dtype and quantization parameters");
+      }
+      return shape;
+    }
+  }
+  c.fail("op has no kind");
+}
+
+}  // namespace qnnpy

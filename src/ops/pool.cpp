@@ -1,0 +1,113 @@
+// Pooling: max_pool2d, avg_pool2d, adaptive_avg_pool2d and the spatial mean, on
+// NCHW tensors; the output keeps the input's qparams.
+#include "emit/emitter.h"
+#include "ops/op_def.h"
+#include "runtime/ops/runners.h"
+
+namespace qnnpy {
+namespace {
+
+std::string bool_literal(int64_t v) { return v ? "True" : "False"; }
+
+Shape max_pool2d_rule(const Checker& c, const Value&) {
+  c.inputs(1);
+  const Value& x = c.in(0);
+  c.quantized(x);
+  c.rank(x, 4);
+  auto kernel = c.pair("kernel"), stride = c.pair("stride"), padding = c.pair("padding"), dilation = c.pair("dilation");
+  c.positive(kernel, "kernel");
+  c.positive(stride, "stride");
+  c.positive(dilation, "dilation");
+  bool ceil_mode = c.n.int_attr("ceil_mode") != 0;
+  Shape out{x.shape[0], x.shape[1], 0, 0};
+  for (int i = 0; i < 2; ++i) {
+    if (2 * padding[i] > kernel[i]) c.fail("padding must be at most half the kernel");
+    out[2 + i] = window_output_size(x.shape[2 + i], kernel[i], stride[i], padding[i], dilation[i], ceil_mode);
+  }
+  return out;
+}
+
+void max_pool2d_emit(Emitter& e, const Node& n) {
+  e.unary(n, [&](const std::string& x) {
+    return "R.nn.max_pool2d(" + x + ", pool_size=" + int_list(n.ints_attr("kernel")) +
+           ", strides=" + int_list(n.ints_attr("stride")) + ", padding=" + padding4(n.ints_attr("padding")) +
+           ", dilation=" + int_list(n.ints_attr("dilation")) + ", ceil_mode=" + bool_literal(n.int_attr("ceil_mode")) + ")";
+  });
+}
+
+Shape adaptive_avg_pool2d_rule(const Checker& c, const Value&) {
+  c.inputs(1);
+  const Value& x = c.in(0);
+  c.quantized(x);
+  c.rank(x, 4);
+  auto size = c.pair("output_size");
+  c.positive(size, "output_size");
+  return {x.shape[0], x.shape[1], size[0], size[1]};
+}
+
+void adaptive_avg_pool2d_emit(Emitter& e, const Node& n) {
+  e.unary(n, [&](const std::string& x) {
+    return "R.nn.adaptive_avg_pool2d(" + x + ", output_size=" + int_list(n.ints_attr("output_size")) + ")";
+  });
+}
+
+Shape avg_pool2d_rule(const Checker& c, const Value&) {
+  c.inputs(1);
+  const Value& x = c.in(0);
+  c.quantized(x);
+  c.rank(x, 4);
+  auto kernel = c.pair("kernel"), stride = c.pair("stride"), padding = c.pair("padding");
+  c.positive(kernel, "kernel");
+  c.positive(stride, "stride");
+  const bool ceil_mode = c.n.int_attr("ceil_mode") != 0;
+  c.n.int_attr("count_include_pad");
+  if (c.n.int_attr("divisor_override") < 0) c.fail("divisor_override must be >= 0 (0: none)");
+  Shape out{x.shape[0], x.shape[1], 0, 0};
+  for (int i = 0; i < 2; ++i) {
+    if (2 * padding[i] > kernel[i]) c.fail("padding must be at most half the kernel");
+    out[2 + i] = window_output_size(x.shape[2 + i], kernel[i], stride[i], padding[i], 1, ceil_mode);
+  }
+  return out;
+}
+
+// A divisor_override d scales PyTorch's count_include_pad average by kh * kw / d.
+void avg_pool2d_emit(Emitter& e, const Node& n) {
+  e.unary(n, [&](const std::string& x) {
+    const auto& k = n.ints_attr("kernel");
+    const int64_t divisor = n.int_attr("divisor_override");
+    std::string pool = "R.nn.avg_pool2d(" + x + ", pool_size=" + int_list(k) + ", strides=" + int_list(n.ints_attr("stride")) +
+                       ", padding=" + padding4(n.ints_attr("padding")) + ", ceil_mode=" + bool_literal(n.int_attr("ceil_mode")) +
+                       ", count_include_pad=" + bool_literal(n.int_attr("count_include_pad") || divisor) + ")";
+    if (!divisor) return pool;
+    return "R.multiply(" + pool + ", " + float_const(static_cast<float>(k[0] * k[1]) / static_cast<float>(divisor)) + ")";
+  });
+}
+
+// Mean over the spatial axes (2, 3) of a 4-D tensor.
+Shape mean_rule(const Checker& c, const Value&) {
+  c.inputs(1);
+  const Value& x = c.in(0);
+  c.quantized(x);
+  c.rank(x, 4);
+  if (c.n.ints_attr("axes") != std::vector<int64_t>{2, 3}) c.fail("only the mean over axes [2, 3] is supported");
+  if (c.n.int_attr("keepdim")) return {x.shape[0], x.shape[1], 1, 1};
+  return {x.shape[0], x.shape[1]};
+}
+
+void mean_emit(Emitter& e, const Node& n) {
+  e.unary(n, [&](const std::string& x) { return "R.mean(" + x + ", axis=[2, 3], keepdims=" + bool_literal(n.int_attr("keepdim")) + ")"; });
+}
+
+}  // namespace
+
+std::vector<OpDef> pool_ops() {
+  return {
+      {"max_pool2d", OpKind::QParamPreserving, max_pool2d_rule, max_pool2d_emit, function_runner<run_max_pool2d>},
+      {"avg_pool2d", OpKind::QParamPreserving, avg_pool2d_rule, avg_pool2d_emit, function_runner<run_avg_pool2d>},
+      {"adaptive_avg_pool2d", OpKind::QParamPreserving, adaptive_avg_pool2d_rule, adaptive_avg_pool2d_emit,
+       function_runner<run_adaptive_avg_pool2d>},
+      {"mean", OpKind::QParamPreserving, mean_rule, mean_emit, function_runner<run_mean>},
+  };
+}
+
+}  // namespace qnnpy

@@ -1,0 +1,140 @@
+// Ops that move values: reshape, permute, slice, cat and nearest upsampling.
+// All but cat keep the input's qparams; cat requantizes each input to its output's.
+#include "emit/emitter.h"
+#include "ir/nearest.h"
+#include "ops/op_def.h"
+#include "runtime/ops/runners.h"
+
+namespace qnnpy {
+namespace {
+
+Shape reshape_rule(const Checker& c, const Value&) {
+  c.inputs(1);
+  c.quantized(c.in(0));
+  const auto& shape = c.n.ints_attr("shape");
+  if (num_elements(shape) != num_elements(c.in(0).shape)) {
+    c.fail("cannot reshape " + shape_str(c.in(0).shape) + " to " + shape_str(shape));
+  }
+  return shape;
+}
+
+void reshape_emit(Emitter& e, const Node& n) {
+  e.unary(n, [&](const std::string& x) { return "R.reshape(" + x + ", R.shape(" + int_list(n.ints_attr("shape")) + "))"; });
+}
+
+Shape permute_rule(const Checker& c, const Value&) {
+  c.inputs(1);
+  c.quantized(c.in(0));
+  const Shape& x = c.in(0).shape;
+  const auto& perm = c.n.ints_attr("perm");
+  if (perm.size() != x.size()) c.fail("perm " + shape_str(perm) + " does not match rank " + std::to_string(x.size()));
+  Shape out(x.size());
+  std::vector<bool> seen(x.size(), false);
+  for (size_t i = 0; i < perm.size(); ++i) {
+    if (perm[i] < 0 || perm[i] >= static_cast<int64_t>(x.size()) || seen[perm[i]]) c.fail("perm " + shape_str(perm) + " is not a permutation");
+    seen[perm[i]] = true;
+    out[i] = x[perm[i]];
+  }
+  return out;
+}
+
+void permute_emit(Emitter& e, const Node& n) {
+  e.unary(n, [&](const std::string& x) { return "R.permute_dims(" + x + ", axes=" + int_list(n.ints_attr("perm")) + ")"; });
+}
+
+Shape slice_rule(const Checker& c, const Value&) {
+  c.inputs(1);
+  c.quantized(c.in(0));
+  Shape out = c.in(0).shape;
+  const int64_t axis = c.axis("axis", out.size());
+  const int64_t begin = c.n.int_attr("begin"), end = c.n.int_attr("end");
+  if (begin < 0 || end > out[axis] || begin >= end) {
+    c.fail("range [" + std::to_string(begin) + ", " + std::to_string(end) + ") outside axis of size " + std::to_string(out[axis]));
+  }
+  out[axis] = end - begin;
+  return out;
+}
+
+void slice_emit(Emitter& e, const Node& n) {
+  e.unary(n, [&](const std::string& x) {
+    return "R.strided_slice(" + x + ", axes=[" + std::to_string(n.int_attr("axis")) + "], begin=[" +
+           std::to_string(n.int_attr("begin")) + "], end=[" + std::to_string(n.int_attr("end")) + "])";
+  });
+}
+
+Shape cat_rule(const Checker& c, const Value& out) {
+  if (c.n.inputs.empty()) c.fail("expects at least one input");
+  const Value& x0 = c.in(0);
+  const int64_t axis = c.axis("axis", x0.shape.size());
+  Shape shape = x0.shape;
+  shape[axis] = 0;
+  for (size_t i = 0; i < c.n.inputs.size(); ++i) {
+    const Value& x = c.in(i);
+    c.quantized(x);
+    if (x.dtype != out.dtype) c.fail("input '" + x.name + "' has dtype " + dtype_name(x.dtype) + ", output " + dtype_name(out.dtype));
+    if (x.shape.size() != x0.shape.size()) c.fail("inputs differ in rank");
+    for (size_t d = 0; d < x.shape.size(); ++d) {
+      if (static_cast<int64_t>(d) != axis && x.shape[d] != x0.shape[d]) {
+        c.fail("input shapes " + shape_str(x0.shape) + " and " + shape_str(x.shape) + " differ outside axis " + std::to_string(axis));
+      }
+    }
+    shape[axis] += x.shape[axis];
+  }
+  return shape;
+}
+
+void cat_emit(Emitter& e, const Node& n) {
+  std::string parts = "(";
+  for (size_t i = 0; i < n.inputs.size(); ++i) parts += e.input(n, i, "in" + std::to_string(i)) + ", ";
+  e.quantize_output(n, e.emit(e.out_name(n) + "_cat", "R.concat(" + parts + "), axis=" + std::to_string(n.int_attr("axis")) + ")"));
+}
+
+// The output size is an attribute; PyTorch's scale factors (0: none) pick the source pixels.
+Shape upsample_nearest2d_rule(const Checker& c, const Value&) {
+  c.inputs(1);
+  const Value& x = c.in(0);
+  c.quantized(x);
+  c.rank(x, 4);
+  c.n.float_attr("scale_h");
+  c.n.float_attr("scale_w");
+  auto size = c.pair("output_size");
+  c.positive(size, "output_size");
+  return {x.shape[0], x.shape[1], size[0], size[1]};
+}
+
+// PyTorch's nearest upsampling. Without a scale factor its source index is
+// floor(dst * in / out), which resize2d's asymmetric / floor mode computes; with one
+// (1 / scale_factor instead of in / out) the rows and columns are gathered explicitly.
+void upsample_nearest2d_emit(Emitter& e, const Node& n) {
+  const Shape& in = e.graph().value(n.inputs[0]).shape;
+  e.unary(n, [&](const std::string& x) {
+    const auto& size = n.ints_attr("output_size");
+    const double scale[2] = {n.float_attr("scale_h"), n.float_attr("scale_w")};
+    if (scale[0] <= 0 && scale[1] <= 0) {
+      return "R.image.resize2d(" + x + ", R.shape(" + int_list(size) +
+             "), method=\"nearest_neighbor\", coordinate_transformation_mode=\"asymmetric\", rounding_method=\"floor\")";
+    }
+    std::string expr = x;
+    for (int axis = 0; axis < 2; ++axis) {
+      std::vector<int64_t> index(static_cast<size_t>(size[axis]));
+      for (int64_t d = 0; d < size[axis]; ++d) index[d] = nearest_source_index(d, in[2 + axis], size[axis], scale[axis]);
+      expr = "R.take(" + expr + ", R.const(" + int_list(index) + ", \"int64\"), axis=" + std::to_string(2 + axis) + ")";
+    }
+    return expr;
+  });
+}
+
+}  // namespace
+
+std::vector<OpDef> shape_ops() {
+  return {
+      {"reshape", OpKind::QParamPreserving, reshape_rule, reshape_emit, function_runner<run_reshape>},
+      {"permute", OpKind::QParamPreserving, permute_rule, permute_emit, function_runner<run_permute>},
+      {"slice", OpKind::QParamPreserving, slice_rule, slice_emit, function_runner<run_slice>},
+      {"cat", OpKind::Requantizing, cat_rule, cat_emit, function_runner<run_cat>},
+      {"upsample_nearest2d", OpKind::QParamPreserving, upsample_nearest2d_rule, upsample_nearest2d_emit,
+       function_runner<run_upsample_nearest2d>},
+  };
+}
+
+}  // namespace qnnpy
