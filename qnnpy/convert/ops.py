@@ -207,6 +207,19 @@ def convert_leaky_relu(ctx: ConversionContext, node: torch.fx.Node) -> int:
     return ctx.add(node, "leaky_relu", [node.args[0]], floats={"alpha": float(slope)})
 
 
+def convert_elu(ctx: ConversionContext, node: torch.fx.Node) -> int:
+    """``nnq.ELU`` / ``torch.ops.quantized.elu``: x if x > 0 else alpha * (exp(x) - 1), requantized."""
+    if node.op == "call_module":
+        alpha = ctx.module(node).alpha
+    else:
+        alpha = _arg(node, 3, "alpha", 1.0)
+        coefficients = (_arg(node, 4, "scale", 1.0), _arg(node, 5, "input_scale", 1.0))
+        if any(float(c) != 1.0 for c in coefficients):
+            raise ConversionError(f"{ctx.source(node)}: quantized elu with scale / input_scale {coefficients} is not "
+                                  "supported (only 1.0, as nnq.ELU passes them)")
+    return ctx.add(node, "elu", [node.args[0]], floats={"alpha": float(alpha)})
+
+
 def convert_relu6(ctx: ConversionContext, node: torch.fx.Node) -> int:
     """``nnq.ReLU6`` / ``nn.ReLU6`` / ``F.relu6``: clamp to [0, 6] in real values, qparams unchanged."""
     return ctx.add(node, "clamp", [node.args[0]], floats={"min": 0.0, "max": 6.0})
@@ -389,6 +402,8 @@ CONVERTERS: dict[Any, Converter] = {
     nnq.LeakyReLU: convert_leaky_relu,
     nn.LeakyReLU: convert_leaky_relu,
     F.leaky_relu: convert_leaky_relu,
+    nnq.ELU: convert_elu,
+    torch.ops.quantized.elu: convert_elu,
     nnq.ReLU6: convert_relu6,
     nn.ReLU6: convert_relu6,
     F.relu6: convert_relu6,
@@ -427,20 +442,3 @@ CONVERTERS: dict[Any, Converter] = {
     "Tensor.contiguous": convert_identity,
 }
 
-
-# --- ELU (the worked example of docs/adding_an_op.md) ----------------------------
-
-def convert_elu(ctx: ConversionContext, node: torch.fx.Node) -> int:
-    """``nnq.ELU`` / ``torch.ops.quantized.elu``: x if x > 0 else alpha * (exp(x) - 1), requantized."""
-    if node.op == "call_module":
-        alpha = ctx.module(node).alpha
-    else:
-        alpha = _arg(node, 3, "alpha", 1.0)
-        coefficients = (_arg(node, 4, "scale", 1.0), _arg(node, 5, "input_scale", 1.0))
-        if any(float(c) != 1.0 for c in coefficients):
-            raise ConversionError(f"{ctx.source(node)}: quantized elu with scale / input_scale {coefficients} is not "
-                                  "supported (only 1.0, as nnq.ELU passes them)")
-    return ctx.add(node, "elu", [node.args[0]], floats={"alpha": float(alpha)})
-
-
-CONVERTERS.update({nnq.ELU: convert_elu, torch.ops.quantized.elu: convert_elu})
