@@ -1,11 +1,9 @@
 """The fixed_point profile: TFLite / gemmlowp requantization (Q31 multiplier and shift).
 
-The reference below is written from the published definitions (TFLite's QuantizeMultiplier in
-tensorflow/lite/kernels/internal/quantization_util.cc, MultiplyByQuantizedMultiplier in
-kernels/internal/common.h, gemmlowp's SaturatingRoundingDoublingHighMul and
-RoundingDivideByPOT in fixedpoint/fixedpoint.h) in plain Python / int64 numpy; it never calls
-the code under test. Layers are checked one by one: each layer's int32 accumulator is derived
-in numpy from the int8 input the runtime captured, the int8 weights and the int32 bias.
+Against the reference of tests/fixed_point_reference.py (the published definitions in int64
+numpy; it never calls the code under test). Layers are checked one by one: each layer's int32
+accumulator is derived in numpy from the int8 input the runtime captured, the int8 weights and
+the int32 bias.
 """
 from __future__ import annotations
 
@@ -18,53 +16,9 @@ import torch
 
 import qnnpy
 from qnnpy import _core, zoo
+from fixed_point_reference import (INT32_MAX, INT32_MIN, ref_multiply_by_quantized_multiplier,
+                                   ref_quantize_multiplier, ref_requantize, wrap_int32)
 from small_models import Upsampling, conv_cases, quantized
-
-INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
-
-
-# ---- the reference, from the published formulas ----
-
-def ref_quantize_multiplier(m: float) -> tuple[int, int]:
-    """QuantizeMultiplier: frexp, round half away from zero, 2^31 -> 2^30 with shift + 1, flush below 2^-31."""
-    if m == 0.0:
-        return 0, 0
-    q, shift = math.frexp(m)
-    q_fixed = math.floor(q * 2.0**31 + 0.5)  # q > 0: half away from zero; q * 2^31 + 0.5 is exact in double
-    if q_fixed == 2**31:
-        q_fixed //= 2
-        shift += 1
-    if shift < -31:
-        return 0, 0
-    return q_fixed, shift
-
-
-def _wrap_int32(v: np.ndarray) -> np.ndarray:
-    return ((v.astype(np.int64) + 2**31) % 2**32) - 2**31
-
-
-def ref_multiply_by_quantized_multiplier(x: np.ndarray, multiplier: np.ndarray, shift: np.ndarray) -> np.ndarray:
-    """Elementwise, int64; x, multiplier and shift broadcast."""
-    x, multiplier, shift = (np.asarray(v, np.int64) for v in (x, multiplier, shift))
-    left, right = np.maximum(shift, 0), np.maximum(-shift, 0)
-    a = _wrap_int32(x << left)
-    # SaturatingRoundingDoublingHighMul: nudge, then a division truncating toward zero.
-    ab = a * multiplier
-    nudged = ab + np.where(ab >= 0, 2**30, 1 - 2**30)
-    high = np.where(nudged >= 0, nudged // 2**31, -((-nudged) // 2**31))
-    high = np.where((a == INT32_MIN) & (multiplier == INT32_MIN), INT32_MAX, high)
-    # RoundingDivideByPOT.
-    mask = (np.int64(1) << right) - 1
-    remainder = high & mask
-    threshold = (mask >> 1) + (high < 0)
-    return (high >> right) + (remainder > threshold)
-
-
-def ref_requantize(acc: np.ndarray, m: np.ndarray, zero_point: int, lo: int, hi: int) -> np.ndarray:
-    """acc (..., channels, ...) already broadcast against the per-channel real multipliers m."""
-    q = np.array([ref_quantize_multiplier(float(v)) for v in np.ravel(m)], np.int64).reshape(np.shape(m) + (2,))
-    y = ref_multiply_by_quantized_multiplier(acc, q[..., 0], q[..., 1])
-    return np.clip(y + zero_point, lo, hi)
 
 
 # ---- (a) the constants and the kernel twins on edge values ----
@@ -122,7 +76,7 @@ def test_requantize_twins_and_reference_on_edge_values(zero_point, lo, hi, n):
     scalar = _core.requantize_fixed_point(*args, zero_point, lo, hi, "scalar")
     avx2 = _core.requantize_fixed_point(*args, zero_point, lo, hi, "avx2")
     np.testing.assert_array_equal(scalar, avx2)
-    expected = np.clip(ref_multiply_by_quantized_multiplier(_wrap_int32(acc + bias), multiplier, shift) + zero_point,
+    expected = np.clip(ref_multiply_by_quantized_multiplier(wrap_int32(acc + bias), multiplier, shift) + zero_point,
                        lo, hi)
     np.testing.assert_array_equal(scalar.astype(np.int64), expected)
 
