@@ -310,3 +310,60 @@ def test_distance_from_pytorch_engines_on_resnet18(resnet18, resnet18_inputs, ca
     # round the same real product, so they differ by at most one step.
     first = qnnpack.layers["fixed_point"][1]
     assert first.op == "conv2d" and first.max_lsb <= 1
+
+
+# ---- the other ops: fixed_point takes the int32_bias formulas ----
+
+def _other_ops_graph(ops: list[str]) -> _core.Graph:
+    g = _core.Graph()
+    x = g.add_input("x", [1, 19, 8, 9])
+    a = g.add_node("quantize", [x], "a", "a", "uint8", 0.021, 131)
+    b = g.add_node("quantize", [x], "b", "b", "uint8", 0.3, 0)
+    make = {
+        "add": lambda: g.add_node("add", [a, b], "add", "add", "uint8", 0.05, 128, ints={"relu": [0]}),
+        "mul": lambda: g.add_node("mul", [a, b], "mul", "mul", "uint8", 0.5, 3),
+        "cat": lambda: g.add_node("cat", [a, b], "cat", "cat", "uint8", 0.09, 2, ints={"axis": [1]}),
+        "relu": lambda: g.add_node("relu", [a], "relu", "relu", "uint8", 0.021, 131),
+        "leaky_relu": lambda: g.add_node("leaky_relu", [a], "lr", "lr", "uint8", 0.02, 100, floats={"alpha": 0.1}),
+        "max_pool2d": lambda: g.add_node("max_pool2d", [a], "mp", "mp", "uint8", 0.021, 131, ints={
+            "kernel": [3, 3], "stride": [2, 2], "padding": [1, 1], "dilation": [1, 1], "ceil_mode": [0]}),
+        "avg_pool2d": lambda: g.add_node("avg_pool2d", [a], "ap", "ap", "uint8", 0.021, 131, ints={
+            "kernel": [3, 2], "stride": [2, 1], "padding": [1, 1], "ceil_mode": [0], "count_include_pad": [1],
+            "divisor_override": [0]}),
+        "adaptive_avg_pool2d": lambda: g.add_node("adaptive_avg_pool2d", [a], "gap", "gap", "uint8", 0.021, 131,
+                                                  ints={"output_size": [2, 3]}),
+    }
+    for i, op in enumerate(ops):
+        g.mark_output(g.add_node("dequantize", [make[op]()], f"dq{i}", f"dq{i}", "float32"))
+    return g
+
+
+def _assert_fixed_point_runs_int32_bias(ops: list[str]) -> None:
+    g = _other_ops_graph(ops)
+    x = (np.random.default_rng(4).standard_normal((1, 19, 8, 9)) * 3).astype(np.float32)
+    _, int32_bias = _core.Executor(g, "int32_bias", "", 1).run([x], True)
+    _, fixed_point = _core.Executor(g, "fixed_point", "", 1).run([x], True)
+    for name, value in int32_bias.items():
+        np.testing.assert_array_equal(fixed_point[name], value, err_msg=name)
+
+
+def test_other_ops_take_the_int32_bias_formulas():
+    _assert_fixed_point_runs_int32_bias(["add", "mul", "cat", "relu", "leaky_relu", "max_pool2d", "avg_pool2d"])
+    # The comparison can fail: fbgemm's add differs from QNNPACK's fixed-point add.
+    g = _other_ops_graph(["add"])
+    x = (np.random.default_rng(4).standard_normal((1, 19, 8, 9)) * 3).astype(np.float32)
+    fbgemm, fixed_point = (_core.Executor(g, p, "", 1).run([x])[0][0] for p in ("fbgemm", "fixed_point"))
+    assert (fbgemm != fixed_point).any()
+
+
+@pytest.mark.xfail(strict=True, raises=AssertionError, reason="src/runtime/ops (owned by the op-definition refactor) still tests "
+                   "profile == Profile::Int32Bias in pool_ops.cpp (and unary_tables.cpp); the merge replaces those "
+                   "tests with follows_int32_bias_rules(profile) (src/runtime/profile.h)")
+def test_adaptive_avg_pool_takes_the_int32_bias_formula():
+    """fixed_point must take QNNPACK's average (int32_bias), not fbgemm's: they differ on this pool."""
+    g = _other_ops_graph(["adaptive_avg_pool2d"])
+    x = (np.random.default_rng(4).standard_normal((1, 19, 8, 9)) * 3).astype(np.float32)
+    int32_bias, fbgemm = (_core.Executor(g, p, "", 1).run([x])[0][0] for p in ("int32_bias", "fbgemm"))
+    if not (int32_bias != fbgemm).any():
+        raise RuntimeError("the profiles agree on this input: the test cannot tell them apart")
+    _assert_fixed_point_runs_int32_bias(["adaptive_avg_pool2d"])

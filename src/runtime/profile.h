@@ -21,12 +21,14 @@
 //                          (M0[c], shift[c]) = QuantizeMultiplier(m[c]),
 //                          m[c] = double(s_x) * double(s_w[c]) / double(s_y)   (in double)
 //                          y = MultiplyByQuantizedMultiplier(acc, M0[c], shift[c]) + zy
-//                          (TFLite's double-rounding variant: rounding doubling high multiply,
-//                          then rounding divide by 2^-shift)
+//                          (TFLite's double-rounding variant: acc * 2^max(shift, 0), rounding
+//                          doubling high multiply by M0, rounding divide by 2^max(-shift, 0))
 //             conv_transpose2d is conv2d's (runtime/conv_transpose.h)
 //             other ops    as int32_bias, formula by formula (add: QNNPACK's fixed-point add;
 //                          avg pools, hardswish / hardsigmoid / sigmoid tables: the int32_bias
-//                          rules; the ops select them with follows_int32_bias_rules)
+//                          rules), chosen by follows_int32_bias_rules. Not yet so in
+//                          runtime/ops/pool_ops.cpp and unary_tables.cpp, which still test
+//                          == Int32Bias (a strict xfail in tests/test_fixed_point.py says so)
 // All: fused ReLU clamps at zy; results saturate to the output dtype; quantize is
 // clamp(rne(x * fl(1 / s)) + z); dequantize is s * float(q - z); relu / max pool / reshape are exact.
 #pragma once
