@@ -304,7 +304,8 @@ def test_distance_from_pytorch_engines_on_resnet18(resnet18, resnet18_inputs, ca
         for engine, report in (("fbgemm", fbgemm), ("qnnpack", qnnpack)):
             first, final = report.layers["fixed_point"][1], report.final("fixed_point")
             print(f"\nResNet-18, PyTorch {engine} engine vs runtime profile fixed_point: first conv "
-                  f"{first.identical}/{first.total} identical ({first.fraction:.4%}), final output "
+                  f"{first.identical}/{first.total} identical ({first.fraction:.4%}, max {first.max_lsb} LSB), "
+                  f"final output "
                   f"{final.identical}/{final.total} ({final.fraction:.2%}), max {final.max_lsb} LSB")
     # The first conv sees the same input in both: Q31 fixed point and qnnpack's float multiplier
     # round the same real product, so they differ by at most one step.
