@@ -1,7 +1,9 @@
 // The fixed-point requantization of integer-only hardware: TFLite's reference kernels
 // (tensorflow/lite/kernels/internal/common.h, MultiplyByQuantizedMultiplier, the classic
 // double-rounding variant, i.e. built without TFLITE_SINGLE_ROUNDING), whose two steps
-// are gemmlowp's (fixedpoint/fixedpoint.h); CMSIS-NN's arm_nn_requantize is the same.
+// are gemmlowp's (fixedpoint/fixedpoint.h). CMSIS-NN's arm_nn_requantize (built without
+// CMSIS_NN_USE_SINGLE_ROUNDING) gives the same for every M0 that QuantizeMultiplier makes: its
+// high multiply floor((a * M0 + 2^30) / 2^31) only omits the saturation of a = M0 = INT32_MIN.
 //
 // A real multiplier m > 0 is stored as a Q31 int32 M0 and a power-of-two exponent:
 //   m ~= M0 * 2^(shift - 31),  M0 in [2^30, 2^31) (or M0 = 0 for m = 0 or m < ~2^-32).

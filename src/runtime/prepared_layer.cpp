@@ -28,21 +28,14 @@ void set_fixed_point_multipliers(const Node& n, const Param& w, float s_x, float
   }
 }
 
-void set_requantization(const Graph& g, const Node& n, Profile profile, PreparedLayer& L) {
-  const Value& x = g.value(n.inputs[0]);
-  const Value& y = g.value(n.output);
-  const Param& w = g.node_param(n, "weight");
-  const float s_x = x.q.scale[0], s_y = y.q.scale[0];
+// int32_bias and fbgemm: the float multipliers (and fbgemm's float bias), per output channel.
+void set_float_multipliers(const Graph& g, const Node& n, Profile profile, const Param& w, float s_x, float s_y,
+                           PreparedLayer& L) {
   const bool per_channel = w.q.per_channel();
-  L.ibias.assign(L.cout, 0);
-  if (profile == Profile::FixedPoint) {
-    set_fixed_point_multipliers(n, w, s_x, s_y, L);
-  } else {
-    L.fbias.assign(L.cout, 0.0f);
-    L.mult.resize(L.cout);
-  }
+  L.fbias.assign(L.cout, 0.0f);
+  L.mult.resize(L.cout);
   const float inv_s_y = 1.0f / s_y;
-  for (int64_t c = 0; c < L.cout && profile != Profile::FixedPoint; ++c) {
+  for (int64_t c = 0; c < L.cout; ++c) {
     const float s_w = w.q.scale[per_channel ? c : 0];
     if (profile == Profile::Int32Bias) {
       L.mult[c] = (s_w * s_x) * inv_s_y;  // QNNPACK generate_requantization_scales
@@ -56,6 +49,19 @@ void set_requantization(const Graph& g, const Node& n, Profile profile, Prepared
       }
     }
   }
+}
+
+void set_requantization(const Graph& g, const Node& n, Profile profile, PreparedLayer& L) {
+  const Value& x = g.value(n.inputs[0]);
+  const Value& y = g.value(n.output);
+  const Param& w = g.node_param(n, "weight");
+  const float s_x = x.q.scale[0], s_y = y.q.scale[0];
+  if (profile == Profile::FixedPoint) {
+    set_fixed_point_multipliers(n, w, s_x, s_y, L);
+  } else {
+    set_float_multipliers(g, n, profile, w, s_x, s_y, L);
+  }
+  L.ibias.assign(L.cout, 0);
   // int32_bias and fixed_point add the same int32 bias to the exact accumulator.
   if (profile != Profile::Fbgemm && n.has_param("bias")) {
     const int32_t* b = g.node_param(n, "bias").data<int32_t>();
