@@ -99,6 +99,19 @@ def test_fixed_point_requantize_binding_follows_the_reference():
     np.testing.assert_array_equal(_core.fixed_point_requantize(np.array([5, -6], np.int32), 2**30, -1), [2, -2])
 
 
+def test_bindings_refuse_bad_arguments():
+    acc = np.zeros((2, 3), np.int32)
+    with pytest.raises(ValueError, match=r"fixed_point_requantize: shift must be in \[-31, 30\], got 31"):
+        _core.fixed_point_requantize(acc, 2**30, 31)
+    ok = [np.zeros(3, np.int32), np.full(3, 2**30, np.int32), np.zeros(3, np.int32)]
+    with pytest.raises(ValueError, match="must have 3 values"):
+        _core.requantize_fixed_point(acc, np.zeros(2, np.int32), ok[1], ok[2], 0, 0, 255, "scalar")
+    with pytest.raises(ValueError, match="shift must be in"):
+        _core.requantize_fixed_point(acc, ok[0], ok[1], np.array([0, -32, 0], np.int32), 0, 0, 255, "scalar")
+    with pytest.raises(ValueError, match="not within int8 or uint8"):
+        _core.requantize_fixed_point(acc, *ok, 0, -128, 255, "scalar")
+
+
 # ---- (b) every conv / linear layer against the reference ----
 
 def _value_qparams(module: qnnpy.QDQModule) -> dict[str, dict]:
