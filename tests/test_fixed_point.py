@@ -194,7 +194,6 @@ def check_layers_against_reference(module: qnnpy.QDQModule, x: np.ndarray,
         wname = node["params"]["weight"]
         w8 = params[wname].astype(np.int64)
         out_channels = w8.shape[1] * node["ints"]["groups"][0] if node["op"] == "conv_transpose2d" else w8.shape[0]
-        channel_axis = 0 if node["op"] != "conv_transpose2d" else 1
         s_w, zw = _weight_qparams(module, wname, out_channels, per_tensor or {})
         ints = node["ints"]
         if node["op"] == "linear":
@@ -203,7 +202,7 @@ def check_layers_against_reference(module: qnnpy.QDQModule, x: np.ndarray,
             acc = _conv2d_acc(xq, w8 - zw[:, None, None, None], ints["stride"], ints["padding"], ints["dilation"],
                               ints["groups"][0])
         else:
-            assert channel_axis == 1 and not zw.any()  # PyTorch: per-tensor symmetric transposed-conv weights
+            assert not zw.any()  # PyTorch: per-tensor symmetric transposed-conv weights
             acc = _conv_transpose2d_acc(xq, w8, ints["stride"], ints["padding"], ints["dilation"],
                                         ints["output_padding"], ints["groups"][0])
         if "bias" in node["params"]:
@@ -236,15 +235,25 @@ def small_mobilenet_v2() -> tuple[qnnpy.QDQModule, np.ndarray]:
     return qnnpy.from_torch(model, (x,)), x.numpy()
 
 
+def _kernels(module: qnnpy.QDQModule, x: np.ndarray) -> list[str]:
+    """The kernel each conv/linear ran under fixed_point."""
+    executor = _core.Executor(module.graph, "fixed_point", "", 1)
+    executor.run([x], False)
+    return [k for k in executor.node_kernels() if k]
+
+
 def test_resnet18_every_layer_equals_the_reference(small_resnet18):
+    """The u8 x s8 GEMM path: raw-x accumulators corrected through the bias must give the same int32 acc."""
     module, x = small_resnet18
-    assert check_layers_against_reference(module, x) == 21  # 20 convs (u8s8 GEMM) + fc
+    assert check_layers_against_reference(module, x) == 21  # 20 convs + fc
+    assert _kernels(module, x).count("gemm_u8s8") == 21
 
 
 def test_mobilenet_v2_every_layer_equals_the_reference(small_mobilenet_v2):
-    """Depthwise convs: raw-x accumulators corrected through the bias must give the same int32 acc."""
+    """The depthwise path, whose raw-x accumulators are corrected through the bias too."""
     module, x = small_mobilenet_v2
-    assert check_layers_against_reference(module, x) == 53  # 52 convs (17 depthwise) + classifier
+    assert check_layers_against_reference(module, x) == 53  # 52 convs + classifier
+    assert _kernels(module, x).count("depthwise") == 17
 
 
 @pytest.mark.parametrize("name", sorted(conv_cases()))
