@@ -6,10 +6,12 @@ Formulas in ``src/runtime/profile.h``:
   accumulator); equal to PyTorch's qnnpack engine.
 - ``fbgemm``: the float bias added in the accumulator domain; equal to PyTorch's
   fbgemm engine when its u8 x s8 kernels do not saturate.
+- ``fixed_point``: int32_bias with the requantization of integer-only hardware (TFLite /
+  gemmlowp: a Q31 multiplier and a shift); no PyTorch engine computes it.
 """
 from __future__ import annotations
 
-PROFILES = ("int32_bias", "fbgemm")
+PROFILES = ("int32_bias", "fbgemm", "fixed_point")
 ENGINE_FOR_PROFILE = {"fbgemm": "fbgemm", "int32_bias": "qnnpack"}
 
 

@@ -44,7 +44,11 @@ def _as_list(inputs: torch.Tensor | Sequence[torch.Tensor]) -> list[torch.Tensor
 
 
 def _engine(profile: str, engine: str | None) -> str:
-    return engine or ENGINE_FOR_PROFILE[check_profile(profile)]
+    if engine:
+        return engine
+    if check_profile(profile) not in ENGINE_FOR_PROFILE:
+        raise ValueError(f"profile {profile!r} equals no PyTorch engine: pass engine= to compare it with one")
+    return ENGINE_FOR_PROFILE[profile]
 
 
 def assert_bit_exact(

@@ -9,4 +9,5 @@ PYBIND11_MODULE(_core, m) {
   qnnpy::bindings::bind_graph(m);
   qnnpy::bindings::bind_runtime(m);
   qnnpy::bindings::bind_kernels(m);
+  qnnpy::bindings::bind_fixed_point(m);
 }

@@ -33,7 +33,7 @@ void run_adaptive_avg_pool2d(const OpArgs& a) {
   AdaptivePoolParams p{AvgPoolRule::FbgemmNhwc, xv.q.scale[0], out.q.scale[0], out.q.zero_point[0],
                        dtype_min(out.dtype), dtype_max(out.dtype)};
   const bool tiles = s.h % s.oh == 0 && s.w % s.ow == 0;
-  if (a.profile == Profile::Int32Bias && tiles && !a.is_signed()) {
+  if (follows_int32_bias_rules(a.profile) && tiles && !a.is_signed()) {
     p.rule = AvgPoolRule::Qnnpack;
   } else if (!x.torch_channels_last) {
     p.rule = AvgPoolRule::FbgemmNchw;

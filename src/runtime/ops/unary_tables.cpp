@@ -133,20 +133,20 @@ TableQuant table_quant(const Graph& g, const Node& n) {
 
 UnaryTables hardswish_tables(const TableQuant& q, const Node&, Profile profile) {
   // fbgemm engine: qhardswish_kernel.
-  if (profile != Profile::Int32Bias) return pointwise_tables(q, double_reciprocal(q.out_scale), hardswish);
+  if (!follows_int32_bias_rules(profile)) return pointwise_tables(q, double_reciprocal(q.out_scale), hardswish);
   const ByteTable t = qnnpack_table(q, hardswish);
   return {t, t};
 }
 
 UnaryTables hardsigmoid_tables(const TableQuant& q, const Node&, Profile profile) {
   // fbgemm engine: qhardsigmoid_kernel (output scale 1/256: 256 exactly in both lanes).
-  if (profile != Profile::Int32Bias) return pointwise_tables(q, double_reciprocal(q.out_scale), hardsigmoid);
+  if (!follows_int32_bias_rules(profile)) return pointwise_tables(q, double_reciprocal(q.out_scale), hardsigmoid);
   const ByteTable t = qnnpack_table(q, hardsigmoid);
   return {t, t};
 }
 
 UnaryTables sigmoid_tables(const TableQuant& q, const Node&, Profile profile) {
-  if (profile != Profile::Int32Bias) return sigmoid_fbgemm(q);
+  if (!follows_int32_bias_rules(profile)) return sigmoid_fbgemm(q);
   const ByteTable t = qnnpack_table(q, [](float x) { return 1.0f / (1.0f + std::exp(-x)); });
   return {t, t};
 }
