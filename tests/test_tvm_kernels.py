@@ -198,3 +198,22 @@ def test_cpp_example_runs_the_exported_library(exported):
                    check=True, timeout=300, cwd=directory)
     got = np.fromfile(directory / "y.f32", np.float32).reshape(1, 1000)
     assert np.array_equal(got, np.load(directory / "expected.npy"))
+
+
+def test_cli_build_writes_a_library_a_fresh_process_runs(resnet18_module, tmp_path, capsys):
+    from qnnpy import cli
+
+    resnet18_module.save(tmp_path / "module")
+    library = tmp_path / "resnet18_int32.so"
+    assert cli.main(["build", str(tmp_path / "module"), "-o", str(library), "--profile", "int32_bias"]) == cli.EXIT_OK
+    x = zoo.calibration_data(1, 1, (3, 64, 64), seed=4)[0].numpy()
+    np.save(tmp_path / "x.npy", x)
+    np.save(tmp_path / "expected.npy", resnet18_module.run(x, profile="int32_bias").dequantized)
+    (tmp_path / "run_artifact.py").write_text(FRESH_PROCESS)
+    result = subprocess.run([sys.executable, "-P", str(tmp_path / "run_artifact.py"), str(library),
+                             str(tmp_path / "x.npy"), str(tmp_path / "expected.npy")], capture_output=True, text=True,
+                            timeout=300)
+    assert result.returncode == 0, result.stderr
+
+    assert cli.main(["build", str(tmp_path / "module"), "-o", str(library), "--profile", "qnnpack"]) == cli.EXIT_CONVERSION
+    assert "unknown profile 'qnnpack'" in capsys.readouterr().err
