@@ -119,12 +119,17 @@ def test_threads_give_the_same_result(resnet18_module):
 def test_bad_input_names_the_node(resnet18_module):
     tvm_kernel_form.load_kernel_library()
     run_node = tvm.get_global_func("qnnpy.kernels.run_node")
-    first_call = tvm.get_global_func("qnnpy.kernels.split_graph")(bytes(resnet18_module.graph.serialize()), "fbgemm")[0]
-    spec = tvm.runtime.tensor(np.frombuffer(bytes(first_call[0]), dtype=np.uint8))
+    calls = tvm.get_global_func("qnnpy.kernels.split_graph")(bytes(resnet18_module.graph.serialize()), "fbgemm")
+    quantize, conv1 = (tvm.runtime.tensor(np.frombuffer(bytes(call[0]), dtype=np.uint8)) for call in calls[:2])
     wrong = tvm.runtime.tensor(np.zeros((1, 3, 32, 32), np.float32))
     out = tvm.runtime.tensor(np.zeros((1, 64, 64, 3), np.uint8))
-    with pytest.raises(ValueError, match=r"quantize \(quant\).*must have shape \(1, 3, 64, 64\), got \(1, 3, 32, 32\)"):
-        run_node(spec, wrong, out)
+    with pytest.raises(ValueError, match=r"quantize \(quant\) input 0 'x' must have shape \(1, 3, 64, 64\), "
+                                         r"got \(1, 3, 32, 32\)"):
+        run_node(quantize, wrong, out)
+    with pytest.raises(ValueError, match=r"conv2d \(conv1\) input 0 'quant' must be uint8"):
+        run_node(conv1, tvm.runtime.tensor(np.zeros((1, 64, 64, 3), np.int8)), out)
+    with pytest.raises(ValueError, match=r"conv2d \(conv1\): 1 input\(s\) and an output expected, got 3"):
+        run_node(conv1, out, out, out)
     with pytest.raises(ValueError, match="node spec"):
         run_node(tvm.runtime.tensor(np.zeros(16, np.uint8)), wrong, out)
 

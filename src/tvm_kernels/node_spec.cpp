@@ -31,7 +31,8 @@ Graph node_graph(const Graph& g, const Node& n) {
     auto found = value_ids.find(id);
     if (found == value_ids.end()) {
       const Value& v = g.value(id);
-      int sub_id = sub.add_input(v.name, v.shape);
+      // The stand-in input takes another name, so that the 8-bit value keeps its own.
+      int sub_id = sub.add_input(v.dtype == DType::Float32 ? v.name : v.name + "_float", v.shape);
       if (v.dtype != DType::Float32) {
         Node quantize;
         quantize.op = "quantize";

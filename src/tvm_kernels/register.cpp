@@ -48,6 +48,11 @@ auto as_value_error(Fn fn) -> decltype(fn()) {
   }
 }
 
+// Errors name the function, the node (op and PyTorch source) and the argument.
+[[noreturn]] void fail(const Node& n, const std::string& argument, const std::exception& e) {
+  throw std::invalid_argument("qnnpy.kernels.run_node: " + n.op + " (" + n.source + ") " + argument + " " + e.what());
+}
+
 void run_node(ffi::PackedArgs args, ffi::Any*) {
   as_value_error([&] {
     if (args.size() < 2) throw std::invalid_argument("qnnpy.kernels.run_node(spec, inputs..., output): too few arguments");
@@ -56,21 +61,29 @@ void run_node(ffi::PackedArgs args, ffi::Any*) {
     const auto node = prepared_node(*spec);
     const Graph& g = node->spec.graph;
     const Node& n = node->spec.node();
-    const std::string op = "qnnpy.kernels.run_node: " + n.op + " (" + n.source + ")";
     if (static_cast<size_t>(args.size()) != n.inputs.size() + 2) {
-      throw std::invalid_argument(op + ": " + std::to_string(n.inputs.size()) + " input(s) and an output expected, got " +
+      throw std::invalid_argument("qnnpy.kernels.run_node: " + n.op + " (" + n.source + "): " +
+                                  std::to_string(n.inputs.size()) + " input(s) and an output expected, got " +
                                   std::to_string(args.size() - 1) + " tensor(s)");
     }
     std::vector<Buffer> values(g.values().size());
     for (size_t i = 0; i < n.inputs.size(); ++i) {
       Buffer& b = values[n.inputs[i]];
-      read_tensor(args[i + 1].cast<DLTensor*>(), g.value(n.inputs[i]), op + " input " + std::to_string(i), b);
+      try {
+        read_tensor(args[i + 1].cast<DLTensor*>(), g.value(n.inputs[i]), b);
+      } catch (const std::exception& e) {
+        fail(n, "input " + std::to_string(i), e);
+      }
       b.torch_channels_last = node->spec.input_layouts[i].torch_channels_last;
       b.torch_dense = node->spec.input_layouts[i].torch_dense;
     }
     static const KernelSet& kernels = kernel_set(default_isa());
     node->runner.run(g, n, values, kernels, num_threads.load());
-    write_tensor(values[n.output], g.value(n.output), op + " output", args[args.size() - 1].cast<DLTensor*>());
+    try {
+      write_tensor(values[n.output], g.value(n.output), args[args.size() - 1].cast<DLTensor*>());
+    } catch (const std::exception& e) {
+      fail(n, "output", e);
+    }
   });
 }
 

@@ -29,27 +29,27 @@ bool compact(const DLTensor* t) {
 }
 
 // The tensor's bytes, after checking it against the value.
-uint8_t* checked_data(const DLTensor* t, const Value& v, const std::string& what) {
+uint8_t* checked_data(const DLTensor* t, const Value& v) {
   const Shape expected = storage_shape(v);
   const Shape got(t->shape, t->shape + t->ndim);
   const DLDataType want = dl_dtype(v.dtype);
   if (t->dtype.code != want.code || t->dtype.bits != want.bits || t->dtype.lanes != want.lanes) {
-    throw std::invalid_argument(what + " ('" + v.name + "') must be " + dtype_name(v.dtype) + ", got dtype code " +
+    throw std::invalid_argument("'" + v.name + "' must be " + dtype_name(v.dtype) + ", got dtype code " +
                                 std::to_string(t->dtype.code) + " with " + std::to_string(t->dtype.bits) + " bits");
   }
   if (got != expected) {
-    throw std::invalid_argument(what + " ('" + v.name + "') must have shape " + shape_str(expected) + ", got " +
+    throw std::invalid_argument("'" + v.name + "' must have shape " + shape_str(expected) + ", got " +
                                 shape_str(got));
   }
-  if (t->device.device_type != kDLCPU) throw std::invalid_argument(what + " ('" + v.name + "') must be on the CPU");
-  if (!compact(t)) throw std::invalid_argument(what + " ('" + v.name + "') must be compact row-major");
+  if (t->device.device_type != kDLCPU) throw std::invalid_argument("'" + v.name + "' must be on the CPU");
+  if (!compact(t)) throw std::invalid_argument("'" + v.name + "' must be compact row-major");
   return static_cast<uint8_t*>(t->data) + t->byte_offset;
 }
 
 }  // namespace
 
-void read_tensor(const DLTensor* t, const Value& v, const std::string& what, Buffer& b) {
-  const uint8_t* data = checked_data(t, v, what);
+void read_tensor(const DLTensor* t, const Value& v, Buffer& b) {
+  const uint8_t* data = checked_data(t, v);
   const size_t count = static_cast<size_t>(num_elements(v.shape));
   if (v.dtype == DType::Float32) {
     const float* f = reinterpret_cast<const float*>(data);
@@ -59,11 +59,11 @@ void read_tensor(const DLTensor* t, const Value& v, const std::string& what, Buf
   }
 }
 
-void write_tensor(const Buffer& b, const Value& v, const std::string& what, DLTensor* t) {
-  uint8_t* data = checked_data(t, v, what);
+void write_tensor(const Buffer& b, const Value& v, DLTensor* t) {
+  uint8_t* data = checked_data(t, v);
   const size_t bytes = static_cast<size_t>(num_elements(v.shape)) * dtype_size(v.dtype);
   const size_t have = v.dtype == DType::Float32 ? b.f.size() * sizeof(float) : b.q.size();
-  if (have != bytes) throw std::logic_error(what + " ('" + v.name + "'): the kernel wrote " + std::to_string(have) +
+  if (have != bytes) throw std::logic_error("'" + v.name + "': the kernel wrote " + std::to_string(have) +
                                             " bytes, " + std::to_string(bytes) + " expected");
   std::memcpy(data, v.dtype == DType::Float32 ? static_cast<const void*>(b.f.data()) : b.q.data(), bytes);
 }
