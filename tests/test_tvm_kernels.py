@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import torch
 
 import qnnpy
 from qnnpy import _core, zoo
@@ -83,6 +84,34 @@ def test_every_op_equals_runtime(name):
     for profile in PROFILES:
         runner = tvm_kernel_form.build(module, profile=profile)
         _assert_identical(_kernel_outputs(runner, x.numpy()), _runtime_outputs(module, x.numpy(), profile))
+
+
+class _QuantizedOutput(torch.nn.Module):
+    """quant -> conv, returning the quantized tensor (no DeQuantStub)."""
+
+    def __init__(self):
+        super().__init__()
+        self.quant = torch.ao.quantization.QuantStub()
+        self.conv = torch.nn.Conv2d(3, 5, 3)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.conv(self.quant(x))
+
+
+def test_quantized_rank4_output_is_returned_nchw():
+    model = _QuantizedOutput().eval()
+    model.qconfig = torch.ao.quantization.get_default_qconfig("fbgemm")
+    torch.ao.quantization.prepare(model, inplace=True)
+    for x in zoo.calibration_data(2, 2, (3, 8, 9), seed=1):
+        model(x)
+    torch.ao.quantization.convert(model, inplace=True)
+    x = zoo.calibration_data(1, 1, (3, 8, 9), seed=2)[0]
+    module = qnnpy.from_torch(model, (x,))
+    got = tvm_kernel_form.build(module, profile="fbgemm")(x.numpy())
+    assert got.dtype == np.uint8 and got.shape == (1, 5, 6, 7)
+    _assert_identical([got], _runtime_outputs(module, x.numpy(), "fbgemm"))
+    with torch.no_grad():
+        assert np.array_equal(got, model(x).int_repr().numpy())
 
 
 def test_calls_are_destination_passing_with_nhwc_intermediates(resnet18_module):
