@@ -60,6 +60,11 @@ def prepared_node_count() -> int:
     return int(_global("qnnpy.kernels.prepared_node_count")())
 
 
+def cached_node_count() -> int:
+    """How many prepared nodes the library holds now (those of modules still alive in this process)."""
+    return int(_global("qnnpy.kernels.cached_node_count")())
+
+
 def to_kernel_relax(module: "QDQModule", profile: str = "int32_bias") -> Any:
     """The module as a ``tvm.IRModule`` in the kernels form for ``profile`` (params bound as constants)."""
     from tvm import relax

@@ -2,6 +2,7 @@
 and its deployable artifact loaded in fresh processes (Python without torch, and C++)."""
 from __future__ import annotations
 
+import gc
 import os
 import shutil
 import subprocess
@@ -132,6 +133,25 @@ def test_weights_are_packed_once(resnet18_module):
     runner(x)
     assert after_first - before == len(resnet18_module.nodes())
     assert tvm_kernel_form.prepared_node_count() == after_first
+
+
+def test_prepared_node_is_dropped_when_its_spec_is_freed(resnet18_module):
+    """The cache holds a node while someone else holds its spec tensor, and drops it on a later miss after."""
+    tvm_kernel_form.load_kernel_library()
+    run_node = tvm.get_global_func("qnnpy.kernels.run_node")
+    spec_bytes = bytes(tvm.get_global_func("qnnpy.kernels.split_graph")(
+        bytes(resnet18_module.graph.serialize()), "int32_bias")[0][0])
+    x = tvm.runtime.tensor(np.zeros((1, 3, 64, 64), np.float32))
+    out = tvm.runtime.tensor(np.zeros((1, 64, 64, 3), np.uint8))
+    spec = tvm.runtime.tensor(np.frombuffer(spec_bytes, dtype=np.uint8))
+    run_node(spec, x, out)
+    held = tvm_kernel_form.cached_node_count()
+    run_node(tvm.runtime.tensor(np.frombuffer(spec_bytes, dtype=np.uint8)), x, out)  # a second spec object
+    assert tvm_kernel_form.cached_node_count() == held + 1
+    del spec
+    gc.collect()
+    run_node(tvm.runtime.tensor(np.frombuffer(spec_bytes, dtype=np.uint8)), x, out)  # a miss: sweeps both
+    assert tvm_kernel_form.cached_node_count() == held
 
 
 def test_threads_give_the_same_result(resnet18_module):

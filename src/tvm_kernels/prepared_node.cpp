@@ -51,4 +51,9 @@ int64_t prepared_node_count() {
   return preparations;
 }
 
+int64_t cached_node_count() {
+  std::lock_guard<std::mutex> lock(cache_mutex);
+  return static_cast<int64_t>(cache.size());
+}
+
 }  // namespace qnnpy

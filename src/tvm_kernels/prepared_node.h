@@ -26,5 +26,7 @@ std::shared_ptr<const PreparedNode> prepared_node(const tvm::ffi::Tensor& spec);
 
 // How many nodes were prepared (decoded and packed) since the library was loaded.
 int64_t prepared_node_count();
+// How many prepared nodes the cache holds now.
+int64_t cached_node_count();
 
 }  // namespace qnnpy

@@ -117,5 +117,6 @@ TVM_FFI_STATIC_INIT_BLOCK() {
       .def("qnnpy.kernels.set_num_threads", qnnpy::set_num_threads)
       .def("qnnpy.kernels.num_threads", [] { return static_cast<int64_t>(qnnpy::num_threads.load()); })
       .def("qnnpy.kernels.isa", [] { return tvm::ffi::String(qnnpy::isa_name(qnnpy::default_isa())); })
-      .def("qnnpy.kernels.prepared_node_count", qnnpy::prepared_node_count);
+      .def("qnnpy.kernels.prepared_node_count", qnnpy::prepared_node_count)
+      .def("qnnpy.kernels.cached_node_count", qnnpy::cached_node_count);
 }
