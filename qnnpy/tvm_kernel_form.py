@@ -13,6 +13,7 @@ run the runtime's own node code.
 from __future__ import annotations
 
 import ctypes
+import functools
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -36,11 +37,12 @@ def kernel_library_path() -> str:
     return str(path)
 
 
+@functools.cache
 def load_kernel_library() -> None:
-    """Load the kernel library into this process, registering its ``qnnpy.kernels.*`` functions."""
-    import tvm  # noqa: F401  (loads libtvm_ffi.so first: the library registers into it)
+    """Load the kernel library into this process (once), registering its ``qnnpy.kernels.*`` functions."""
+    import tvm  # noqa: F401  (loads libtvm_ffi.so first)
 
-    ctypes.CDLL(kernel_library_path(), mode=ctypes.RTLD_GLOBAL)
+    ctypes.CDLL(kernel_library_path())  # its functions register into libtvm_ffi when it loads
 
 
 def _global(name: str) -> Any:
