@@ -57,6 +57,11 @@ def set_num_threads(threads: int) -> None:
     _global("qnnpy.kernels.set_num_threads")(int(threads))
 
 
+def kernel_isa() -> str:
+    """The kernels the library runs in this process: "avx2" or "scalar" (``QNNPY_ISA``, read at its first call)."""
+    return str(_global("qnnpy.kernels.isa")())
+
+
 def prepared_node_count() -> int:
     """How many nodes the library has prepared (decoded, weights packed) in this process."""
     return int(_global("qnnpy.kernels.prepared_node_count")())

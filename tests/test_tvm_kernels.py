@@ -165,6 +165,26 @@ def test_threads_give_the_same_result(resnet18_module):
         tvm_kernel_form.set_num_threads(1)
 
 
+def test_scalar_kernels_when_qnnpy_isa_says_so(tmp_path):
+    """QNNPY_ISA=scalar selects the scalar twins in the kernel library as in the runtime (a fresh process:
+    the library reads it once)."""
+    script = tmp_path / "scalar_run.py"
+    script.write_text(textwrap.dedent("""
+        import numpy as np, qnnpy
+        from qnnpy import tvm_kernel_form, zoo
+        x = zoo.calibration_data(1, 1, (3, 32, 32), seed=2)[0]
+        module = qnnpy.from_torch(zoo.quantized_mobilenet_v2(engine="fbgemm", seed=0), (x,))
+        got = tvm_kernel_form.build(module, profile="fbgemm")(x.numpy())
+        assert tvm_kernel_form.kernel_isa() == "scalar"
+        assert np.array_equal(got, module.run(x.numpy(), profile="fbgemm", isa="scalar").dequantized)
+        print("ok")
+    """))
+    result = subprocess.run([sys.executable, "-P", str(script)], capture_output=True, text=True, timeout=600,
+                            env={**os.environ, "QNNPY_ISA": "scalar"})
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "ok"
+
+
 def test_bad_input_names_the_node(resnet18_module):
     tvm_kernel_form.load_kernel_library()
     run_node = tvm.get_global_func("qnnpy.kernels.run_node")

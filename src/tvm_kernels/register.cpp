@@ -38,6 +38,12 @@ namespace ffi = tvm::ffi;
 
 std::atomic<int> num_threads{1};
 
+// The kernels of this process: QNNPY_ISA (default: the best the CPU has) read at the first use.
+Isa process_isa() {
+  static const Isa isa = default_isa();
+  return isa;
+}
+
 // Bad input (std::invalid_argument) reaches Python as ValueError, not InternalError.
 template <class Fn>
 auto as_value_error(Fn fn) -> decltype(fn()) {
@@ -77,8 +83,7 @@ void run_node(ffi::PackedArgs args, ffi::Any*) {
       b.torch_channels_last = node->spec.input_layouts[i].torch_channels_last;
       b.torch_dense = node->spec.input_layouts[i].torch_dense;
     }
-    static const KernelSet& kernels = kernel_set(default_isa());
-    node->runner.run(g, n, values, kernels, num_threads.load());
+    node->runner.run(g, n, values, kernel_set(process_isa()), num_threads.load());
     try {
       write_tensor(values[n.output], g.value(n.output), args[args.size() - 1].cast<DLTensor*>());
     } catch (const std::exception& e) {
@@ -116,7 +121,7 @@ TVM_FFI_STATIC_INIT_BLOCK() {
       .def("qnnpy.kernels.split_graph", qnnpy::split_graph_calls)
       .def("qnnpy.kernels.set_num_threads", qnnpy::set_num_threads)
       .def("qnnpy.kernels.num_threads", [] { return static_cast<int64_t>(qnnpy::num_threads.load()); })
-      .def("qnnpy.kernels.isa", [] { return tvm::ffi::String(qnnpy::isa_name(qnnpy::default_isa())); })
+      .def("qnnpy.kernels.isa", [] { return tvm::ffi::String(qnnpy::isa_name(qnnpy::process_isa())); })
       .def("qnnpy.kernels.prepared_node_count", qnnpy::prepared_node_count)
       .def("qnnpy.kernels.cached_node_count", qnnpy::cached_node_count);
 }
