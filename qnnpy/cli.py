@@ -214,6 +214,57 @@ def run_compare(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def run_build(args: argparse.Namespace) -> int:
+    """qnnpy build MODEL_DIR_OR_FILE -o LIB.so [--form] [--profile] [--target]"""
+    from qnnpy import tvm_kernel_form
+
+    if args.model.is_dir():
+        module = load_saved_module(args.model)
+    else:
+        if not args.input_shape:
+            raise CliError(EXIT_USAGE, "--input-shape is required when MODEL is a model file (not a saved module folder)")
+        progress(f"loading {args.model}")
+        torch.backends.quantized.engine = "fbgemm"
+        loaded = load_model_file(args.model)
+        inputs = [generated_inputs(shape, 1, SEED + i)[0] for i, shape in enumerate(args.input_shape)]
+        module = convert_model(loaded.model, inputs)
+    progress(f"compiling {len(module.nodes())} ops in the {args.form} form, profile {args.profile}, target {args.target}")
+    try:
+        runner = tvm_kernel_form.build(module, profile=args.profile, target=args.target)
+    except FileNotFoundError as e:  # the kernel library was not built
+        raise CliError(EXIT_CONVERSION, str(e)) from e
+    path = runner.export_library(args.output)
+    progress(f"wrote {path}: load it with tvm.runtime.load_module and relax.VirtualMachine (docs/deploy.md)")
+    return EXIT_OK
+
+
+def add_build_command(commands: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
+    """The ``build`` subcommand: a deployable TVM shared library of a module."""
+    build = commands.add_parser(
+        "build", parents=[common], formatter_class=_formatter, epilog=EXIT_CODES_HELP,
+        help="compile a module with TVM into a deployable shared library",
+        description=_paragraphs(
+            "Compile the module saved in MODEL (a folder written by qnnpy convert) or converted from MODEL (a "
+            "model file, with --input-shape) with TVM and write a shared library with the params bound. A fresh "
+            "process runs it with TVM and qnnpy's kernel library only: "
+            "relax.VirtualMachine(tvm.runtime.load_module(LIB), tvm.cpu()) (see docs/deploy.md).",
+            "Form kernels: every node calls qnnpy's integer kernels (bit-exact with the runtime under the same "
+            "profile). The library links qnnpy's kernel library by absolute path: keep qnnpy installed where it "
+            "is, or copy both libraries and set LD_LIBRARY_PATH."),
+    )
+    build.add_argument("model", metavar="MODEL_DIR_OR_FILE", type=Path,
+                       help="folder written by qnnpy convert, or a model file (" + MODEL_FILE_HELP + ")")
+    build.add_argument("-o", "--output", metavar="LIB.so", type=Path, required=True, help="shared library to write")
+    build.add_argument("--input-shape", metavar="SHAPE", type=parse_shape, action="append",
+                       help="with a model file: shape of one float input, e.g. 1,3,224,224; once per input")
+    build.add_argument("--form", choices=["kernels"], default="kernels",
+                       help="how TVM computes: kernels = qnnpy's integer kernels (default: %(default)s)")
+    build.add_argument("--profile", default="int32_bias",
+                       help="arithmetic profile of the runtime: " + ", ".join(PROFILES) + " (default: %(default)s)")
+    build.add_argument("--target", default="llvm", help="TVM target (default: %(default)s)")
+    build.set_defaults(run=run_build)
+
+
 # --- parser and entry point ------------------------------------------------------
 
 def _paragraphs(*texts: str) -> str:
@@ -291,6 +342,7 @@ def build_parser() -> argparse.ArgumentParser:
     comp.add_argument("--tvm", action=argparse.BooleanOptionalAction, default=None,
                       help="also compile and run the module with TVM (default: when TVM is importable)")
     comp.set_defaults(run=run_compare)
+    add_build_command(commands, common)
     return parser
 
 

@@ -1,0 +1,149 @@
+"""The kernels form: a Relax module whose nodes call qnnpy's own integer kernels.
+
+Each node of the QDQModule becomes one destination-passing call
+``R.call_dps_packed("qnnpy.kernels.run_node", (spec, inputs...), out_ty=...)`` of the
+kernel library ``libqnnpy_tvm_kernels.so`` (``src/tvm_kernels/``). ``spec`` is a uint8
+constant describing the node (op, attributes, qparams, weights, profile); the library
+packs a node's weights on its first call and reuses them on every later call.
+Intermediate 8-bit rank-4 tensors are NHWC, the runtime's storage order, so no layout
+conversion runs between calls; the module's float inputs and outputs are NCHW, as in
+the QDQ form. The results equal ``module.run(x, profile=...)`` bit for bit: the calls
+run the runtime's own node code.
+"""
+from __future__ import annotations
+
+import ctypes
+import functools
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from qnnpy.module import QDQModule
+
+_LIBRARY_NAME = "libqnnpy_tvm_kernels.so"
+_RUN_NODE = "qnnpy.kernels.run_node"
+
+
+def kernel_library_path() -> str:
+    """Path of the installed kernel library; FileNotFoundError when qnnpy was built without it."""
+    path = Path(__file__).with_name(_LIBRARY_NAME)
+    if not path.is_file():
+        raise FileNotFoundError(
+            f"{path} not found: qnnpy was built without the TVM kernel library "
+            "(install apache-tvm, then rebuild qnnpy; CMake option QNNPY_TVM_KERNELS=ON makes it required)")
+    return str(path)
+
+
+@functools.cache
+def load_kernel_library() -> None:
+    """Load the kernel library into this process (once), registering its ``qnnpy.kernels.*`` functions."""
+    import tvm  # noqa: F401  (loads libtvm_ffi.so first)
+
+    ctypes.CDLL(kernel_library_path())  # its functions register into libtvm_ffi when it loads
+
+
+def _global(name: str) -> Any:
+    import tvm_ffi
+
+    load_kernel_library()
+    return tvm_ffi.get_global_func(name)
+
+
+def set_num_threads(threads: int) -> None:
+    """Worker threads of the conv and linear kernels in this process (default 1)."""
+    _global("qnnpy.kernels.set_num_threads")(int(threads))
+
+
+def kernel_isa() -> str:
+    """The kernels the library runs in this process: "avx2" or "scalar" (``QNNPY_ISA``, read at its first call)."""
+    return str(_global("qnnpy.kernels.isa")())
+
+
+def prepared_node_count() -> int:
+    """How many nodes the library has prepared (decoded, weights packed) in this process."""
+    return int(_global("qnnpy.kernels.prepared_node_count")())
+
+
+def cached_node_count() -> int:
+    """How many prepared nodes the library holds now (those of modules still alive in this process)."""
+    return int(_global("qnnpy.kernels.cached_node_count")())
+
+
+def to_kernel_relax(module: "QDQModule", profile: str = "int32_bias") -> Any:
+    """The module as a ``tvm.IRModule`` in the kernels form for ``profile`` (params bound as constants)."""
+    from tvm import relax
+
+    calls = _global("qnnpy.kernels.split_graph")(bytes(module.graph.serialize()), profile)
+    values = module.graph.values()
+    value_id = {v["name"]: i for i, v in enumerate(values)}
+    bb = relax.BlockBuilder()
+    inputs = [relax.Var(values[i]["name"], relax.TensorType(values[i]["shape"], "float32"))
+              for i in module.graph.inputs]
+    with bb.function("main", inputs):
+        with bb.dataflow():
+            env: dict[int, Any] = dict(zip(module.graph.inputs, inputs))
+            for node, (spec, dtype, shape) in zip(module.nodes(), calls):
+                args = [relax.const(np.frombuffer(bytes(spec), dtype=np.uint8))]
+                args += [env[value_id[name]] for name in node["inputs"]]
+                out_ty = relax.TensorType([int(d) for d in shape], str(dtype))
+                env[value_id[node["output"]]] = bb.emit(relax.call_dps_packed(_RUN_NODE, args, out_ty=out_ty),
+                                                        name_hint=node["output"])
+            outputs = [_to_logical(bb, env[i], values[i]) for i in module.graph.outputs]
+            result = bb.emit_output(outputs[0] if len(outputs) == 1 else relax.Tuple(outputs))
+        bb.emit_func_output(result)
+    return bb.get()
+
+
+def _to_logical(bb: Any, var: Any, info: dict[str, Any]) -> Any:
+    """A module output in NCHW order: 8-bit rank-4 values leave the kernels in NHWC."""
+    from tvm import relax
+
+    if info["dtype"] == "float32" or len(info["shape"]) != 4:
+        return var
+    return bb.emit(relax.op.permute_dims(var, [0, 3, 1, 2]))
+
+
+class KernelRunner:
+    """A QDQModule compiled by TVM in the kernels form, called with float NCHW inputs.
+
+    ``runner(x)`` returns the output as a numpy array (a list for several outputs);
+    ``export_library(path)`` writes a deployable shared library.
+    """
+
+    def __init__(self, module: "QDQModule", profile: str = "int32_bias", target: Any = "llvm"):
+        import tvm
+        from tvm import relax
+
+        self.profile = profile
+        self.ir_module = to_kernel_relax(module, profile)
+        self.executable = tvm.compile(self.ir_module, target=target)
+        self._device = tvm.cpu()
+        self._vm = relax.VirtualMachine(self.executable, self._device)
+
+    def __call__(self, *inputs: np.ndarray) -> np.ndarray | list[np.ndarray]:
+        import tvm
+
+        args = [tvm.runtime.tensor(np.ascontiguousarray(x, dtype=np.float32), self._device) for x in inputs]
+        out = self._vm["main"](*args)
+        if isinstance(out, tvm.runtime.Tensor):
+            return out.numpy()
+        return [o.numpy() for o in out]
+
+    def export_library(self, path: str | os.PathLike) -> Path:
+        """Write a shared library (params bound) that ``tvm.runtime.load_module`` loads in a fresh process.
+
+        It links the kernel library by absolute path (rpath), so that process needs TVM and
+        the qnnpy kernel library only: ``relax.VirtualMachine(tvm.runtime.load_module(path), tvm.cpu())``.
+        """
+        library = Path(kernel_library_path())
+        self.executable.export_library(
+            str(path), options=["-Wl,--no-as-needed", str(library), f"-Wl,-rpath,{library.parent}"])
+        return Path(path)
+
+
+def build(module: "QDQModule", profile: str = "int32_bias", target: Any = "llvm") -> KernelRunner:
+    """Compile ``module`` in the kernels form for ``profile`` and return a callable runner."""
+    return KernelRunner(module, profile, target)
