@@ -20,6 +20,8 @@
 namespace py = pybind11;
 using namespace qnnpy;
 
+void bind_lowering(py::module_& m);  // lowering_constants.cpp
+
 namespace {
 
 using Int8Array = py::array_t<int8_t, py::array::c_style>;
@@ -141,6 +143,7 @@ py::array host_to_numpy(const HostTensor& t) {
 
 PYBIND11_MODULE(_core, m) {
   m.doc() = "qnnpy C++ core: packed-param decoding, param building, graph IR, TVMScript emitter";
+  bind_lowering(m);
 
   m.def(
       "decode_conv_config",

@@ -1,0 +1,151 @@
+// Bindings that expose the runtime's own numbers to the TVM integer lowering
+// (qnnpy/tvm_bridge/lowering): requantization constants of conv/linear layers,
+// the 256-entry tables of one-input ops, per-channel tables of batch norm and the
+// memory layout PyTorch gives each value. One definition: the lowering asks the
+// runtime instead of recomputing its formulas.
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <algorithm>
+#include <memory>
+#include <stdexcept>
+
+#include "ir/graph.h"
+#include "kernels/kernels.h"
+#include "runtime/buffer.h"
+#include "runtime/ops/op_args.h"
+#include "runtime/ops/unary_tables.h"
+#include "runtime/prepared_layer.h"
+#include "runtime/profile.h"
+
+namespace py = pybind11;
+using namespace qnnpy;
+
+namespace {
+
+template <class T>
+py::array_t<T> to_numpy(const T* data, size_t n) {
+  py::array_t<T> a(static_cast<py::ssize_t>(n));
+  std::copy(data, data + n, a.mutable_data());
+  return a;
+}
+
+py::array_t<uint8_t> table_array(const ByteTable& t) { return to_numpy(t.data(), t.size()); }
+
+const Node& node_at(const Graph& g, int index) {
+  if (index < 0 || index >= static_cast<int>(g.nodes().size())) {
+    throw std::out_of_range("lowering: node index " + std::to_string(index) + " out of range");
+  }
+  return g.nodes()[index];
+}
+
+// Requantization of a conv2d / linear node under `profile` (prepared_layer.cpp):
+// y = clamp(cvtps(fl(fl(float(acc + ibias[c]) + fbias[c]) * mult[c])) + zp, lo, hi).
+py::dict layer_requantization(const Graph& g, int index, const std::string& profile) {
+  const PreparedLayer L = prepare_layer(g, node_at(g, index), parse_profile(profile));
+  py::dict d;
+  d["mult"] = to_numpy(L.mult.data(), L.mult.size());
+  d["fbias"] = to_numpy(L.fbias.data(), L.fbias.size());
+  d["ibias"] = to_numpy(L.ibias.data(), L.ibias.size());
+  d["zp"] = L.zp;
+  d["lo"] = L.lo;
+  d["hi"] = L.hi;
+  return d;
+}
+
+// The vector-lane and scalar-tail tables of a one-input node (unary_tables.cpp).
+py::tuple unary_node_tables(const Graph& g, int index, const std::string& profile) {
+  std::vector<Buffer> values;
+  const OpArgs a{g, node_at(g, index), values, scalar_kernels(), parse_profile(profile)};
+  const UnaryTables t = unary_tables(a);
+  return py::make_tuple(table_array(t.vector), table_array(t.tail));
+}
+
+py::tuple requantize_value_tables(bool is_signed, float in_scale, int32_t in_zp, float out_scale, int32_t out_zp,
+                                  int32_t lo, int32_t hi) {
+  const UnaryTables t = requantize_tables(is_signed, in_scale, in_zp, out_scale, out_zp, lo, hi);
+  return py::make_tuple(table_array(t.vector), table_array(t.tail));
+}
+
+// out[c][b] = the node's output at channel c for the raw input byte b, for a node whose
+// output element depends on its input element and channel only (batch norm): the
+// node's runner is run on inputs whose pixels cycle through the 256 bytes.
+py::array_t<uint8_t> channel_tables(const Graph& g, int index, const std::string& profile, const std::string& op) {
+  const Node& n = node_at(g, index);
+  const OpRunner* runner = find_op_runner(n.op);
+  if (!runner || n.op != op || n.inputs.size() != 1) {
+    throw std::invalid_argument("lowering: node " + std::to_string(index) + " (" + n.op + ") has no channel tables");
+  }
+  const Value& x = g.value(n.inputs[0]);
+  const int64_t c = x.shape.at(1), pixels = num_elements(x.shape) / c;
+  py::array_t<uint8_t> out({static_cast<py::ssize_t>(c), py::ssize_t{256}});
+  uint8_t* t = out.mutable_data();
+  std::vector<Buffer> values(g.values().size());
+  const OpArgs a{g, n, values, scalar_kernels(), parse_profile(profile)};
+  for (int64_t first = 0; first < 256; first += pixels) {
+    Buffer& in = values[n.inputs[0]];
+    in.q.resize(static_cast<size_t>(pixels * c));
+    for (int64_t p = 0; p < pixels; ++p)
+      for (int64_t ch = 0; ch < c; ++ch) in.q[p * c + ch] = static_cast<uint8_t>((first + p) % 256);  // NHWC
+    (*runner)(a);
+    const std::vector<uint8_t>& y = values[n.output].q;
+    for (int64_t p = 0; p < pixels && first + p < 256; ++p)
+      for (int64_t ch = 0; ch < c; ++ch) t[ch * 256 + first + p] = y[p * c + ch];
+  }
+  return out;
+}
+
+// The layout flags (Buffer::torch_channels_last, torch_dense) of every node output,
+// from the runners themselves: the graph runs once on zeros. conv2d and
+// conv_transpose2d write channels_last, linear keeps the default (conv_runner.cpp,
+// conv_transpose.cpp); their outputs are sized but not computed.
+py::dict layout_flags(const Graph& g, const std::string& profile) {
+  std::vector<Buffer> values(g.values().size());
+  for (int id : g.inputs()) values[id].f.assign(static_cast<size_t>(num_elements(g.value(id).shape)), 0.0f);
+  py::dict flags;
+  for (const Node& n : g.nodes()) {
+    Buffer& y = values[n.output];
+    if (n.op == "conv2d" || n.op == "conv_transpose2d" || n.op == "linear") {
+      y.q.assign(static_cast<size_t>(num_elements(g.value(n.output).shape)), 0);
+      y.torch_channels_last = n.op != "linear";
+    } else {
+      const OpRunner* runner = find_op_runner(n.op);
+      if (!runner) throw std::invalid_argument("lowering: no runtime runner for op '" + n.op + "' (" + n.source + ")");
+      (*runner)(OpArgs{g, n, values, scalar_kernels(), parse_profile(profile)});
+    }
+    flags[py::str(g.value(n.output).name)] = py::make_tuple(y.torch_channels_last, y.torch_dense);
+  }
+  return flags;
+}
+
+}  // namespace
+
+void bind_lowering(py::module_& m) {
+  m.def("lowering_layer_requantization", &layer_requantization, py::arg("graph"), py::arg("node"), py::arg("profile"),
+        "Requantization constants of a conv2d/linear node: mult, fbias, ibias (per channel), zp, lo, hi.");
+  m.def("lowering_unary_tables", &unary_node_tables, py::arg("graph"), py::arg("node"), py::arg("profile"),
+        "(vector-lane table, scalar-tail table) of a one-input node, 256 entries indexed by the raw byte.");
+  m.def("lowering_requantize_tables", &requantize_value_tables, py::arg("is_signed"), py::arg("in_scale"),
+        py::arg("in_zp"), py::arg("out_scale"), py::arg("out_zp"), py::arg("lo"), py::arg("hi"),
+        "(vector-lane table, scalar-tail table) requantizing one 8-bit value as PyTorch's qcat does.");
+  m.def("lowering_channel_tables", &channel_tables, py::arg("graph"), py::arg("node"), py::arg("profile"),
+        py::arg("op"), "(channels, 256) table of a node whose output depends on its input value and channel only.");
+  m.def("lowering_layout_flags", &layout_flags, py::arg("graph"), py::arg("profile"),
+        "{value name: (torch_channels_last, torch_dense)} for every node output.");
+  m.def("lowering_adaptive_multiplier",
+        [](const std::string& rule, float in_scale, float out_scale, int64_t kh, int64_t kw) {
+          AdaptivePoolParams p{AvgPoolRule::FbgemmNhwc, in_scale, out_scale, 0, 0, 0};
+          if (rule == "fbgemm_nchw") p.rule = AvgPoolRule::FbgemmNchw;
+          else if (rule == "qnnpack") p.rule = AvgPoolRule::Qnnpack;
+          else if (rule != "fbgemm_nhwc") throw std::invalid_argument("lowering: unknown adaptive pool rule " + rule);
+          return adaptive_multiplier(p, kh, kw);
+        },
+        py::arg("rule"), py::arg("in_scale"), py::arg("out_scale"), py::arg("kh"), py::arg("kw"),
+        "Multiplier of an adaptive average pool window under rule fbgemm_nhwc, fbgemm_nchw or qnnpack.");
+  m.def("lowering_avg_pool2d_multipliers",
+        [](bool nhwc, int64_t divisor) {
+          return avg_pool2d_multipliers(nhwc ? AvgPool2dRule::Nhwc : AvgPool2dRule::Nchw, divisor);
+        },
+        py::arg("nhwc"), py::arg("divisor"), "(vector-channel, other-channel) multipliers of avg_pool2d for a divisor.");
+}
