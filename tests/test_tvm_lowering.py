@@ -64,3 +64,28 @@ def test_build_integer_form_output_equals_runtime(profile):
     module, x = _zoo("resnet18")
     runner = tvm_bridge.build(module, form="integer", profile=profile)
     np.testing.assert_array_equal(runner(x), module.run(x, profile=profile).dequantized)
+
+
+def _op_case(name: str) -> tuple[qnnpy.QDQModule, np.ndarray]:
+    from small_models import conv_cases, op_cases, quantized
+
+    if name in conv_cases():
+        body, shape, per_channel, fuse = conv_cases()[name]
+        model, x = quantized(body, shape, per_channel, fuse)
+    else:
+        body, shape = op_cases()[name]
+        model, x = quantized(body, shape)
+    return qnnpy.from_torch(model, (x,)), x.numpy()
+
+
+def _op_case_names() -> list[str]:
+    from small_models import conv_cases, op_cases
+
+    return sorted(op_cases()) + sorted(conv_cases())
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+@pytest.mark.parametrize("name", _op_case_names())
+def test_op_cases_integer_form_equals_runtime(name, profile):
+    module, x = _op_case(name)
+    assert_identical(module, x, profile)

@@ -119,6 +119,15 @@ py::dict layout_flags(const Graph& g, const std::string& profile) {
   return flags;
 }
 
+// A float32 runtime-only param of a node (e.g. "bias_float", the float bias fbgemm adds).
+py::array_t<float> float_node_param(const Graph& g, int index, const std::string& role) {
+  const Node& n = node_at(g, index);
+  if (!n.has_param(role)) return py::array_t<float>(0);
+  const Param& p = g.node_param(n, role);
+  if (p.dtype != DType::Float32) throw std::invalid_argument("lowering: param " + role + " is not float32");
+  return to_numpy(p.data<float>(), p.bytes.size() / sizeof(float));
+}
+
 }  // namespace
 
 void bind_lowering(py::module_& m) {
@@ -133,6 +142,8 @@ void bind_lowering(py::module_& m) {
         py::arg("op"), "(channels, 256) table of a node whose output depends on its input value and channel only.");
   m.def("lowering_layout_flags", &layout_flags, py::arg("graph"), py::arg("profile"),
         "{value name: (torch_channels_last, torch_dense)} for every node output.");
+  m.def("lowering_float_node_param", &float_node_param, py::arg("graph"), py::arg("node"), py::arg("role"),
+        "A float32 param of a node by role (empty when the node has none).");
   m.def("lowering_adaptive_multiplier",
         [](const std::string& rule, float in_scale, float out_scale, int64_t kh, int64_t kw) {
           AdaptivePoolParams p{AvgPoolRule::FbgemmNhwc, in_scale, out_scale, 0, 0, 0};

@@ -49,6 +49,8 @@ def anchor_name(island: Island) -> str:
         return weighted
     if name == "nn.relu" and op_name(island.call(root.args[0])) == "add":
         return "add"  # add_relu
+    if name == "multiply" and op_name(island.call(root.args[0])) == "nn.avg_pool2d":
+        return "nn.avg_pool2d"  # avg_pool2d with divisor_override: pool * (kernel area / divisor)
     return name
 
 

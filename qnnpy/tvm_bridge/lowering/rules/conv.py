@@ -19,6 +19,8 @@ from typing import Any
 import numpy as np
 from tvm.relax import op as R
 
+from qnnpy import _core
+
 from qnnpy.tvm_bridge.lowering.arith import centered, dtype_range, per_channel, requantize
 from qnnpy.tvm_bridge.lowering.island import Dequantized, Island, NotLowerable, op_name
 from qnnpy.tvm_bridge.lowering.rules.context import Context
@@ -150,10 +152,28 @@ def lower_conv2d_transpose(ctx: Context, island: Island) -> Any:
     acc = R.nn.conv2d_transpose(centered(x.data, z_x), w.data, strides=attrs.strides, padding=attrs.padding,
                                 output_padding=attrs.output_padding, dilation=attrs.dilation, groups=attrs.groups,
                                 out_dtype="int32")
-    hintless = Context(ctx.profile, ctx.params, None)  # the runtime's formulas, from the module's constants
     if ctx.hints is not None and ctx.profile == "fbgemm":
-        raise NotLowerable("fbgemm transposed conv needs the float bias, which the runtime does not expose")
+        return _transposed_fbgemm(ctx, island, acc, x, w, relu)
+    hintless = Context(ctx.profile, ctx.params, None)  # the runtime's formulas, from the module's constants
     return _finish(hintless, island, acc, x, w, bias, relu, 4, 1)
+
+
+def _transposed_fbgemm(ctx: Context, island: Island, acc: Any, x: Dequantized, w: Dequantized, relu: bool) -> Any:
+    """fbgemm requantization of a transposed conv from the node's float bias (prepared_layer.cpp,
+    per-tensor weights): fbias = fl(b fl(1 / double(a))), a = fl(s_x s_w), m = fl(a / s_y)."""
+    index = ctx.node(island.name, "conv_transpose2d")
+    s_x, _ = x.q.scalar("the input")
+    s_w, _ = w.q.scalar("the weight")
+    s_y, z_y = island.out.scalar("the output")
+    a = np.float32(s_x * s_w)
+    channels = island.out_shape[1]
+    b = np.asarray(_core.lowering_float_node_param(ctx.hints.graph, index, "bias_float"), np.float32)
+    fbias = None
+    if b.size:
+        fbias = per_channel((b * np.float32(1.0 / np.float64(a))).astype(np.float32), 4, 1, "float32")
+    lo, hi = dtype_range(island.out_dtype)
+    mult = np.full(channels, np.float32(a / s_y), np.float32)
+    return requantize(acc, per_channel(mult, 4, 1, "float32"), z_y, z_y if relu else lo, hi, island.out_dtype, fbias)
 
 
 def lower_matmul(ctx: Context, island: Island) -> Any:

@@ -12,7 +12,16 @@ from the runtime (lowering_adaptive_multiplier). Without hints: QNNPACK's rule
 mean over H, W (pool_ops.cpp run_mean): contiguous input -> nearbyint(fl(float(sum) /
 float(n))); otherwise zp + the exact round-half-even of (sum - zp n) / n. Without
 hints: the exact rule.
-avg_pool2d: stays in float unless hints are given (see lower_avg_pool2d).
+avg_pool2d (hints only: PyTorch's kernel depends on the memory layout), the runtime's
+rule (kernels.h AvgPool2dRule, scalar/avg_pool.cpp): per output pixel, taps = the
+in-bounds window, divisor = divisor_override, else the window clipped to the padded
+input (count_include_pad) or the taps; acc = sum - zp taps;
+  channels_last input: y = cvtps(fl(acc m)) + zp, m = the vector multiplier in the first
+    8 floor(C/8) channels and the tail multiplier in the others;
+  contiguous input:    y = nearbyint(fl(fl(acc m) + zp)) (the product is computed exactly in
+    float64 and rounded once, so it cannot be fused with the add).
+Multipliers come from the runtime (lowering_avg_pool2d_multipliers). The window sums
+are a depthwise int32 conv2d with a ones kernel over the zero-padded input.
 """
 from __future__ import annotations
 
@@ -108,5 +117,60 @@ def lower_mean(ctx: Context, island: Island) -> Any:
     return R.astype(R.clip(q, lo, hi), island.out_dtype)
 
 
+def _window(o: int, size: int, kernel: int, stride: int, pad: int) -> tuple[int, int, int]:
+    """[start, end) of the window clipped to the input, and its size clipped to the padded input
+    (kernels.h avg_pool_window)."""
+    start = o * stride - pad
+    end = min(start + kernel, size + pad)
+    return max(start, 0), min(end, size), end - start
+
+
+def _window_sums_conv(x: Any, shape: tuple[int, ...], out_hw: tuple[int, int], kernel: list[int], stride: list[int],
+                      pad: list[int]) -> Any:
+    n, c, h, w = shape
+    oh, ow = out_hw
+    bottom = max(0, (oh - 1) * stride[0] + kernel[0] - h - pad[0])
+    right = max(0, (ow - 1) * stride[1] + kernel[1] - w - pad[1])
+    ones = const(np.ones((c, 1, kernel[0], kernel[1]), np.int32), "int32")
+    sums = R.nn.conv2d(R.astype(x, "int32"), ones, strides=stride, padding=[pad[0], pad[1], bottom, right], groups=c,
+                       out_dtype="int32")
+    return R.strided_slice(sums, axes=[2, 3], begin=[0, 0], end=[oh, ow])
+
+
 def lower_avg_pool2d(ctx: Context, island: Island) -> Any:
-    raise NotLowerable("avg_pool2d is not lowered yet")
+    index = ctx.node(island.name, "avg_pool2d")
+    if index is None:
+        raise NotLowerable("avg_pool2d depends on PyTorch's memory layout: it needs the module's hints")
+    x = single_input(island)
+    s_in, zp_in = _same_qparams(island, x)
+    _, zp = island.out.scalar("the output")
+    if zp != zp_in:
+        raise NotLowerable("input and output zero points differ")
+    ints = ctx.hints.node(island.name)[1]["ints"]
+    kernel, stride, pad = list(ints["kernel"]), list(ints["stride"]), list(ints["padding"])
+    include_pad, override = bool(ints["count_include_pad"][0]), int(ints["divisor_override"][0])
+    shape = tuple(int(d) for d in x.data.ty.shape)
+    n, c, h, w = shape
+    oh, ow = island.out_shape[2], island.out_shape[3]
+    name = name_of(x.data)
+    nhwc = ctx.hints.channels_last(name) and ctx.hints.dense(name)
+    taps = np.zeros((oh, ow), np.int32)
+    mult = np.zeros((c, oh, ow), np.float32)
+    vector_channels = np.arange(c) < c // 8 * 8
+    for oy in range(oh):
+        y0, y1, ysize = _window(oy, h, kernel[0], stride[0], pad[0])
+        for ox in range(ow):
+            x0, x1, xsize = _window(ox, w, kernel[1], stride[1], pad[1])
+            taps[oy, ox] = (y1 - y0) * (x1 - x0)
+            divisor = override or (ysize * xsize if include_pad else int(taps[oy, ox]))
+            vector, tail = _core.lowering_avg_pool2d_multipliers(nhwc, divisor)
+            mult[:, oy, ox] = np.where(vector_channels, np.float32(vector), np.float32(tail))
+    sums = _window_sums_conv(x.data, shape, (oh, ow), kernel, stride, pad)
+    acc = R.subtract(sums, const((zp * taps).reshape(1, 1, oh, ow), "int32"))
+    lo, hi = dtype_range(island.out_dtype)
+    if nhwc:
+        m = const(mult.reshape(1, c, oh, ow), "float32")
+        return round_to_output(R.multiply(R.astype(acc, "float32"), m), zp, lo, hi, island.out_dtype)
+    product = R.astype(R.multiply(R.astype(acc, "float64"), const(mult.reshape(1, c, oh, ow), "float64")), "float32")
+    y = R.round(R.add(product, const(np.float32(zp), "float32")))
+    return R.astype(R.clip(y, lo, hi), island.out_dtype)
