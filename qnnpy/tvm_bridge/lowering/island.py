@@ -81,6 +81,9 @@ class Bindings:
             return expr.value.numpy()
         if isinstance(expr, relax.Var) and expr.name in self.params:
             return np.asarray(self.params[expr.name])
+        if op_name(expr) == "multiply":  # e.g. TFLite's bias scale s_in * s_w, in float32
+            a, b = (self.constant(arg, what) for arg in expr.args)
+            return np.multiply(a, b, dtype=np.float32) if a.dtype == np.float32 else a * b
         raise NotLowerable(f"{what} is not a constant or a param with a known value")
 
     def dequantized(self, expr: Any, what: str) -> Dequantized:

@@ -124,18 +124,27 @@ def _finish(ctx: Context, island: Island, acc: Any, x: Dequantized, w: Dequantiz
                       island.out_dtype, fbias)
 
 
+DATA_LAYOUTS = ("NCHW", "NHWC")
+KERNEL_LAYOUTS = ("OIHW", "HWIO", "HWOI", "OHWI")
+
+
 def lower_conv2d(ctx: Context, island: Island) -> Any:
     conv, bias_expr, relu = _peel(island)
     attrs = conv.attrs
-    if str(attrs.data_layout) != "NCHW" or str(attrs.kernel_layout) != "OIHW":
-        raise NotLowerable(f"layout {attrs.data_layout}/{attrs.kernel_layout}, expected NCHW/OIHW")
+    data_layout, kernel_layout = str(attrs.data_layout), str(attrs.kernel_layout)
+    out_layout = str(attrs.out_layout) if attrs.out_layout else data_layout
+    if data_layout not in DATA_LAYOUTS or kernel_layout not in KERNEL_LAYOUTS or out_layout != data_layout:
+        raise NotLowerable(f"layouts {data_layout}/{kernel_layout}/{out_layout}")
+    if ctx.hints is not None and (data_layout, kernel_layout) != ("NCHW", "OIHW"):
+        raise NotLowerable("qnnpy's modules are NCHW/OIHW")
     x = island.bindings.dequantized(conv.args[0], "the input")
-    w = _weight(island, conv.args[1], 0)
+    w = _weight(island, conv.args[1], kernel_layout.index("O"))
     bias = _bias(island, bias_expr)
     _, z_x = x.q.scalar("the input")
     acc = R.nn.conv2d(centered(x.data, z_x), w.data, strides=attrs.strides, padding=attrs.padding,
-                      dilation=attrs.dilation, groups=attrs.groups, out_dtype="int32")
-    return _finish(ctx, island, acc, x, w, bias, relu, 4, 1)
+                      dilation=attrs.dilation, groups=attrs.groups, data_layout=data_layout,
+                      kernel_layout=kernel_layout, out_dtype="int32")
+    return _finish(ctx, island, acc, x, w, bias, relu, 4, data_layout.index("C"))
 
 
 def lower_conv2d_transpose(ctx: Context, island: Island) -> Any:
