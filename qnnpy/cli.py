@@ -161,7 +161,7 @@ def _profiles(choice: str) -> list[str]:
 
 def _counting_profiles(choice: str, engine: str) -> list[str]:
     """The profiles whose mismatches set exit code 3."""
-    return [p for p in PROFILES if ENGINE_FOR_PROFILE[p] == engine] if choice == "all" else [choice]
+    return [p for p in PROFILES if ENGINE_FOR_PROFILE.get(p) == engine] if choice == "all" else [choice]
 
 
 def _use_tvm(flag: bool | None) -> bool:

@@ -22,7 +22,7 @@ from qnnpy import _core
 if TYPE_CHECKING:
     from qnnpy.module import QDQModule
 
-PROFILES = ("int32_bias", "fbgemm")
+PROFILES = ("int32_bias", "fbgemm", "fixed_point")
 
 
 @dataclass

@@ -62,7 +62,7 @@ CONV_CASES = [
 
 @pytest.mark.parametrize("case", CONV_CASES, ids=lambda c: f"c{c[0]}-{c[1]}_k{c[2][0]}x{c[2][1]}_s{c[3]}_d{c[5]}_g{c[6]}")
 @pytest.mark.parametrize("input_zp", [0, 255, 131])
-@pytest.mark.parametrize("profile", ["int32_bias", "fbgemm"])
+@pytest.mark.parametrize("profile", ["int32_bias", "fbgemm", "fixed_point"])
 def test_conv_twins(case, input_zp, profile):
     cin, cout, k, stride, pad, dil, groups, h, w = case
     rng = np.random.default_rng(hash((case, input_zp)) % 2**32)
@@ -76,7 +76,8 @@ def test_conv_twins(case, input_zp, profile):
 
 
 @pytest.mark.parametrize("dtype, input_zp", [("int8", -128), ("int8", 0), ("int8", 37), ("uint8", 255), ("uint8", 3)])
-def test_depthwise_equals_the_dense_conv_with_block_diagonal_weights(dtype, input_zp):
+@pytest.mark.parametrize("profile", ["int32_bias", "fixed_point"])
+def test_depthwise_equals_the_dense_conv_with_block_diagonal_weights(dtype, input_zp, profile):
     """The depthwise kernels (raw x, zx folded into the bias) against the GEMM paths."""
     rng = np.random.default_rng(input_zp + 1000)
     c, stride, pad, dil = 35, 2, 2, 2
@@ -94,7 +95,7 @@ def test_depthwise_equals_the_dense_conv_with_block_diagonal_weights(dtype, inpu
             y = g.add_conv2d(x, "conv", "conv", 3, config, weight, scale, np.zeros(c, np.int64), 0, bias, True,
                              "uint8", 0.7, 7)
             g.mark_output(g.add_node("dequantize", [y], "dq", "dq", "float32"))
-            ex = _core.Executor(g, "int32_bias", isa, 2)
+            ex = _core.Executor(g, profile, isa, 2)
             outs[(isa, groups)] = ex.run([x_in], False)[0][0]
             if groups == c:
                 assert [k for k in ex.node_kernels() if k] == ["depthwise"]
@@ -113,7 +114,7 @@ def test_requantize_twins_on_wide_rows(out_dtype, out_zp, relu):
     y = g.add_conv2d(x, "conv", "conv", 3, config, w, rng.uniform(1e-3, 5e-2, 77), np.zeros(77, np.int64), 0,
                      rng.standard_normal(77).astype(np.float32) * 50, relu, out_dtype, 0.05, out_zp)
     g.mark_output(g.add_node("dequantize", [y], "dq", "dq", "float32"))
-    for profile in ("int32_bias", "fbgemm"):
+    for profile in ("int32_bias", "fbgemm", "fixed_point"):
         _run_both(g, rng.standard_normal((1, 40, 5, 6)).astype(np.float32) * 4, profile)
 
 
@@ -133,7 +134,7 @@ def test_conv_twins_with_extreme_scales_and_saturated_bias(profile):
 
 
 @pytest.mark.parametrize("rows, k, n", [(1, 512, 1000), (13, 37, 21), (7, 1, 3), (20, 64, 16)])
-@pytest.mark.parametrize("profile", ["int32_bias", "fbgemm"])
+@pytest.mark.parametrize("profile", ["int32_bias", "fbgemm", "fixed_point"])
 def test_linear_twins(rows, k, n, profile):
     rng = np.random.default_rng(rows * 1000 + k)
     g = _core.Graph()
@@ -219,7 +220,7 @@ def test_table_mul_cat_and_avg_pool_twins(shape, dtype, zp, profile):
 
 
 @pytest.mark.parametrize("input_zp", [0, 200])
-@pytest.mark.parametrize("profile", ["int32_bias", "fbgemm"])
+@pytest.mark.parametrize("profile", ["int32_bias", "fbgemm", "fixed_point"])
 def test_conv_transpose_twins(input_zp, profile):
     rng = np.random.default_rng(input_zp + 3)
     g = _core.Graph()

@@ -132,6 +132,12 @@ def _tflite_reference(q: np.ndarray, c: dict[str, np.ndarray], profile: str) -> 
     acc = torch.nn.functional.conv2d(torch.tensor(q.astype(np.float64) - c["z_in"]),
                                      torch.tensor(c["w"].astype(np.float64)), padding=1).numpy().astype(np.int64)
     a = (c["s_w"] * c["s_in"]).astype(np.float32)
+    if profile == "fixed_point":
+        from fixed_point_reference import ref_requantize
+
+        m = c["s_in"].astype(np.float64) * c["s_w"].astype(np.float64) / np.float64(c["s_out"])
+        acc = acc + c["bias"].reshape(1, -1, 1, 1)
+        return ref_requantize(acc, m.reshape(1, -1, 1, 1), c["z_out"], -128, 127).astype(np.int8)
     if profile == "int32_bias":
         m = (a * (np.float32(1) / c["s_out"])).astype(np.float32)
         t = (acc + c["bias"].reshape(1, -1, 1, 1)).astype(np.float32)

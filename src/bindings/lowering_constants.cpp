@@ -41,13 +41,17 @@ const Node& node_at(const Graph& g, int index) {
 }
 
 // Requantization of a conv2d / linear node under `profile` (prepared_layer.cpp):
-// y = clamp(cvtps(fl(fl(float(acc + ibias[c]) + fbias[c]) * mult[c])) + zp, lo, hi).
+// y = clamp(cvtps(fl(fl(float(acc + ibias[c]) + fbias[c]) * mult[c])) + zp, lo, hi), or under
+// fixed_point y = clamp(MultiplyByQuantizedMultiplier(acc + ibias[c], M0[c], shift[c]) + zp, lo, hi)
+// (mult and fbias then empty).
 py::dict layer_requantization(const Graph& g, int index, const std::string& profile) {
   const PreparedLayer L = prepare_layer(g, node_at(g, index), parse_profile(profile));
   py::dict d;
   d["mult"] = to_numpy(L.mult.data(), L.mult.size());
   d["fbias"] = to_numpy(L.fbias.data(), L.fbias.size());
   d["ibias"] = to_numpy(L.ibias.data(), L.ibias.size());
+  d["fixed_multiplier"] = to_numpy(L.fixed_multiplier.data(), L.fixed_multiplier.size());
+  d["fixed_shift"] = to_numpy(L.fixed_shift.data(), L.fixed_shift.size());
   d["zp"] = L.zp;
   d["lo"] = L.lo;
   d["hi"] = L.hi;
@@ -132,7 +136,8 @@ py::array_t<float> float_node_param(const Graph& g, int index, const std::string
 
 void bind_lowering(py::module_& m) {
   m.def("lowering_layer_requantization", &layer_requantization, py::arg("graph"), py::arg("node"), py::arg("profile"),
-        "Requantization constants of a conv2d/linear node: mult, fbias, ibias (per channel), zp, lo, hi.");
+        "Requantization constants of a conv2d/linear node: mult, fbias, ibias, fixed_multiplier, fixed_shift "
+        "(per channel), zp, lo, hi.");
   m.def("lowering_unary_tables", &unary_node_tables, py::arg("graph"), py::arg("node"), py::arg("profile"),
         "(vector-lane table, scalar-tail table) of a one-input node, 256 entries indexed by the raw byte.");
   m.def("lowering_requantize_tables", &requantize_value_tables, py::arg("is_signed"), py::arg("in_scale"),

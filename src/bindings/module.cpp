@@ -15,6 +15,7 @@
 #include "params/packed_state.h"
 #include "params/param_builder.h"
 #include "runtime/executor.h"
+#include "bindings/fixed_point.h"
 #include "kernels/avx2/peak.h"
 
 namespace py = pybind11;
@@ -301,6 +302,7 @@ PYBIND11_MODULE(_core, m) {
       .def("serialize", [](const Graph& g) { return py::bytes(serialize_graph(g)); })
       .def_static("deserialize", [](const py::bytes& b) { return std::make_shared<Graph>(deserialize_graph(b)); });
 
+  bind_fixed_point(m);
   m.def("cpu_has_avx2", &cpu_has_avx2, "Whether this CPU has AVX2 and FMA.");
   m.def("peak_madd_gmacs", &peak_madd_gmacs, py::arg("seconds") = 0.2,
         "Measured GMAC/s of a register-only vpmaddwd + vpaddd loop on one core: the int16 GEMM's ceiling.");

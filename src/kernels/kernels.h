@@ -37,14 +37,26 @@ int64_t packed_b_u8s8_size(int64_t k, int64_t n);
 constexpr int64_t kClampBlock = 32;
 void pack_b_u8s8(const int8_t* b, int64_t k, int64_t n, int8_t* packed);
 
-// Requantization of int32 accumulators, one formula for both profiles:
-//   t = float(acc + ibias[j]) + fbias[j];  y = cvtps(fl(t * mult[j])) + zp;  clamp to [lo, hi]
-// (int32_bias / qnnpack: ibias = int32 bias, fbias = 0; fbgemm: ibias = 0, fbias = bias / (s_x s_w)).
+// Requantization of int32 accumulators (acc + ibias[j] wraps in int32), then clamp to [lo, hi]:
+//   float (fixed_multiplier null):  t = float(acc + ibias[j]) + fbias[j];  y = cvtps(fl(t * mult[j])) + zp
+//     (int32_bias / qnnpack: ibias = int32 bias, fbias = 0; fbgemm: ibias = 0, fbias = bias / (s_x s_w))
+//   fixed point (fixed_point profile): fbias and mult unused,
+//     y = MultiplyByQuantizedMultiplier(acc + ibias[j], fixed_multiplier[j], fixed_shift[j]) + zp
+//     (kernels/fixed_point.h; the + zp and the clamp are exact, in int64)
 struct RequantParams {
   const int32_t* ibias;
   const float* fbias;
   const float* mult;
   int32_t zp, lo, hi;
+  const int32_t* fixed_multiplier = nullptr;
+  const int32_t* fixed_shift = nullptr;
+
+  // The same parameters for the columns from j on.
+  RequantParams columns_from(int64_t j) const {
+    const bool fixed = fixed_multiplier != nullptr;
+    return {ibias + j,   fixed ? nullptr : fbias + j, fixed ? nullptr : mult + j, zp, lo, hi,
+            fixed ? fixed_multiplier + j : nullptr, fixed ? fixed_shift + j : nullptr};
+  }
 };
 
 // Element-wise add of two quantized tensors, each dequantized to float.

@@ -4,9 +4,29 @@
 #include <cstdlib>
 #include <cstring>
 #include <stdexcept>
+#include <string>
+
+#include "kernels/fixed_point.h"
 
 namespace qnnpy {
 namespace {
+
+// fixed_point: M0[c] and shift[c] of m[c] (kernels/fixed_point.h).
+void set_fixed_point_multipliers(const Node& n, const Param& w, float s_x, float s_y, PreparedLayer& L) {
+  L.fixed_multiplier.resize(L.cout);
+  L.fixed_shift.resize(L.cout);
+  for (int64_t c = 0; c < L.cout; ++c) {
+    const float s_w = w.q.scale[w.q.per_channel() ? c : 0];
+    try {
+      const QuantizedMultiplier q = quantize_multiplier(conv_real_multiplier(s_x, s_w, s_y));
+      L.fixed_multiplier[c] = q.multiplier;
+      L.fixed_shift[c] = q.shift;
+    } catch (const std::invalid_argument& e) {
+      throw std::invalid_argument(n.op + " (" + n.source + "), output channel " + std::to_string(c) +
+                                  ", profile fixed_point: " + e.what());
+    }
+  }
+}
 
 void set_requantization(const Graph& g, const Node& n, Profile profile, PreparedLayer& L) {
   const Value& x = g.value(n.inputs[0]);
@@ -15,10 +35,14 @@ void set_requantization(const Graph& g, const Node& n, Profile profile, Prepared
   const float s_x = x.q.scale[0], s_y = y.q.scale[0];
   const bool per_channel = w.q.per_channel();
   L.ibias.assign(L.cout, 0);
-  L.fbias.assign(L.cout, 0.0f);
-  L.mult.resize(L.cout);
+  if (profile == Profile::FixedPoint) {
+    set_fixed_point_multipliers(n, w, s_x, s_y, L);
+  } else {
+    L.fbias.assign(L.cout, 0.0f);
+    L.mult.resize(L.cout);
+  }
   const float inv_s_y = 1.0f / s_y;
-  for (int64_t c = 0; c < L.cout; ++c) {
+  for (int64_t c = 0; c < L.cout && profile != Profile::FixedPoint; ++c) {
     const float s_w = w.q.scale[per_channel ? c : 0];
     if (profile == Profile::Int32Bias) {
       L.mult[c] = (s_w * s_x) * inv_s_y;  // QNNPACK generate_requantization_scales
@@ -32,7 +56,8 @@ void set_requantization(const Graph& g, const Node& n, Profile profile, Prepared
       }
     }
   }
-  if (profile == Profile::Int32Bias && n.has_param("bias")) {
+  // int32_bias and fixed_point add the same int32 bias to the exact accumulator.
+  if (profile != Profile::Fbgemm && n.has_param("bias")) {
     const int32_t* b = g.node_param(n, "bias").data<int32_t>();
     L.ibias.assign(b, b + L.cout);
   }

@@ -32,15 +32,20 @@ struct PreparedLayer {
   std::vector<int32_t> ibias_raw_x;
   // Requantization, per output channel.
   std::vector<int32_t> ibias;
-  std::vector<float> fbias, mult;
+  std::vector<float> fbias, mult;                  // int32_bias, fbgemm
+  std::vector<int32_t> fixed_multiplier, fixed_shift;  // fixed_point: Q31 M0 and shift
   int32_t zp = 0, lo = 0, hi = 255;
   int32_t input_zp = 0;
 
   bool has_u8s8() const { return !packed_b_u8s8.empty(); }
   // With `raw_x`, the accumulators are sums x (w - zw), corrected through the bias.
   RequantParams requant(int64_t channel_offset, bool raw_x = false) const {
-    const int32_t* ib = (raw_x ? ibias_raw_x : ibias).data() + channel_offset;
-    return {ib, fbias.data() + channel_offset, mult.data() + channel_offset, zp, lo, hi};
+    const int32_t* ib = (raw_x ? ibias_raw_x : ibias).data();
+    const RequantParams all = fixed_multiplier.empty()
+                                  ? RequantParams{ib, fbias.data(), mult.data(), zp, lo, hi}
+                                  : RequantParams{ib, nullptr, nullptr, zp, lo, hi, fixed_multiplier.data(),
+                                                  fixed_shift.data()};
+    return all.columns_from(channel_offset);
   }
 };
 

@@ -65,3 +65,28 @@ def lookup(table: np.ndarray, x: Any, dtype: str) -> Any:
     if dtype == "int8":
         index = R.bitwise_and(index, const(255, "int32"))
     return R.take(const(table.reshape(-1), str(table.dtype)), index, axis=0)
+
+
+def fixed_point_requantize(acc: Any, multiplier: np.ndarray, shift: np.ndarray, rank: int, axis: int,
+                           zero_point: int, lo: int, hi: int, out_dtype: str) -> Any:
+    """clamp(MultiplyByQuantizedMultiplier(acc, M0[c], shift[c]) + zero_point, lo, hi) in int64
+    Relax (src/kernels/fixed_point.h, TFLite's double-rounding variant):
+      x' = acc * 2^max(shift, 0)            wrapped to int32
+      h  = (x' M0 + nudge) / 2^31            truncated toward zero, nudge = 2^30 (x' M0 >= 0) or 1 - 2^30
+      y  = (h >> e) + ((h & (2^e - 1)) > ((2^e - 1) >> 1) + (h < 0)),  e = max(-shift, 0)
+    (M0 is never INT32_MIN, so the saturating case of the doubling high multiply cannot occur.)"""
+    left = np.maximum(shift, 0).astype(np.int64)
+    right = np.maximum(-shift, 0).astype(np.int64)
+    i64 = "int64"
+    x = R.astype(R.astype(R.multiply(R.astype(acc, i64), per_channel(2**left, rank, axis, i64)), "int32"), i64)
+    ab = R.multiply(x, per_channel(multiplier.astype(np.int64), rank, axis, i64))
+    negative = R.less(ab, const(0, i64))
+    v = R.add(ab, R.where(negative, const(1 - 2**30, i64), const(2**30, i64)))
+    floor = R.right_shift(v, const(31, i64))
+    inexact = R.not_equal(R.bitwise_and(v, const(2**31 - 1, i64)), const(0, i64))
+    h = R.add(floor, R.astype(R.logical_and(R.less(v, const(0, i64)), inexact), i64))
+    mask = (np.int64(1) << right) - 1
+    threshold = R.add(per_channel(mask >> 1, rank, axis, i64), R.astype(R.less(h, const(0, i64)), i64))
+    remainder = R.bitwise_and(h, per_channel(mask, rank, axis, i64))
+    y = R.add(R.right_shift(h, per_channel(right, rank, axis, i64)), R.astype(R.greater(remainder, threshold), i64))
+    return R.astype(R.clip(R.add(y, const(zero_point, i64)), lo, hi), out_dtype)

@@ -1,4 +1,4 @@
-// AVX2 requantization of int32 accumulators (formula in kernels.h). 32 outputs at a
+// AVX2 requantization of int32 accumulators (formulas in kernels.h). 32 outputs at a
 // time are narrowed with saturating packs as PyTorch's kernels do: packs_epi32 is the
 // int16 saturation of the formula, and since lo and hi lie within int16, adding zp
 // with int16 saturation and clamping to [lo, hi] gives what int32 arithmetic gives.
@@ -9,17 +9,46 @@
 namespace qnnpy {
 namespace {
 
+inline __m256i load8(const int32_t* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); }
+
 // cvtps(fl(fl(float(acc + ibias) + fbias) * mult)) for 8 outputs from column j.
-inline __m256i scaled(const int32_t* row, int64_t j, const RequantParams& p) {
-  const __m256i v = _mm256_add_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(row + j)),
-                                     _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p.ibias + j)));
-  const __m256 t = _mm256_add_ps(_mm256_cvtepi32_ps(v), _mm256_loadu_ps(p.fbias + j));
-  return _mm256_cvtps_epi32(_mm256_mul_ps(t, _mm256_loadu_ps(p.mult + j)));
-}
+struct FloatScale {
+  static __m256i apply(const int32_t* row, int64_t j, const RequantParams& p) {
+    const __m256i v = _mm256_add_epi32(load8(row + j), load8(p.ibias + j));
+    const __m256 t = _mm256_add_ps(_mm256_cvtepi32_ps(v), _mm256_loadu_ps(p.fbias + j));
+    return _mm256_cvtps_epi32(_mm256_mul_ps(t, _mm256_loadu_ps(p.mult + j)));
+  }
+};
 
-}  // namespace
+// MultiplyByQuantizedMultiplier(acc + ibias, M0, shift) (kernels/fixed_point.h) for 8 outputs
+// from column j. The high multiply: v = a * M0 + 2^30 exactly in int64 (mul_epi32 on the even
+// lanes, and on the odd lanes shifted down), and bits 31..62 of v are floor(v / 2^31) modulo
+// 2^32. That quotient fits in int32 except for a = M0 = INT32_MIN, where it is 2^31 and wraps
+// to INT32_MIN; no other operands give INT32_MIN (a * M0 >= -2^62 + 2^31), so adding the mask
+// of INT32_MIN lanes gives gemmlowp's saturation to INT32_MAX.
+struct FixedPointScale {
+  static __m256i apply(const int32_t* row, int64_t j, const RequantParams& p) {
+    const __m256i zero = _mm256_setzero_si256(), one = _mm256_set1_epi32(1);
+    const __m256i x = _mm256_add_epi32(load8(row + j), load8(p.ibias + j));
+    const __m256i mult = load8(p.fixed_multiplier + j), shift = load8(p.fixed_shift + j);
+    const __m256i left = _mm256_max_epi32(shift, zero), right = _mm256_max_epi32(_mm256_sub_epi32(zero, shift), zero);
+    const __m256i a = _mm256_sllv_epi32(x, left);  // wraps as int32
+    const __m256i nudge = _mm256_set1_epi64x(int64_t{1} << 30);
+    const __m256i even = _mm256_add_epi64(_mm256_mul_epi32(a, mult), nudge);
+    const __m256i odd =
+        _mm256_add_epi64(_mm256_mul_epi32(_mm256_srli_epi64(a, 32), _mm256_srli_epi64(mult, 32)), nudge);
+    __m256i high = _mm256_blend_epi32(_mm256_srli_epi64(even, 31), _mm256_slli_epi64(odd, 1), 0xAA);
+    high = _mm256_add_epi32(high, _mm256_cmpeq_epi32(high, _mm256_set1_epi32(INT32_MIN)));
+    // RoundingDivideByPOT(high, right): (high >> right) + (remainder > threshold).
+    const __m256i mask = _mm256_sub_epi32(_mm256_sllv_epi32(one, right), one);
+    const __m256i remainder = _mm256_and_si256(high, mask);
+    const __m256i threshold = _mm256_sub_epi32(_mm256_srli_epi32(mask, 1), _mm256_cmpgt_epi32(zero, high));
+    return _mm256_sub_epi32(_mm256_srav_epi32(high, right), _mm256_cmpgt_epi32(remainder, threshold));
+  }
+};
 
-void requantize_avx2(const int32_t* acc, int64_t m, int64_t n, int64_t ld_acc, const RequantParams& p, uint8_t* out,
+template <typename Scale>
+void requantize_rows(const int32_t* acc, int64_t m, int64_t n, int64_t ld_acc, const RequantParams& p, uint8_t* out,
                      int64_t ld_out) {
   const __m256i zp = _mm256_set1_epi32(p.zp), lo = _mm256_set1_epi32(p.lo), hi = _mm256_set1_epi32(p.hi);
   const __m256i i16_min = _mm256_set1_epi32(INT16_MIN), i16_max = _mm256_set1_epi32(INT16_MAX);
@@ -33,21 +62,29 @@ void requantize_avx2(const int32_t* acc, int64_t m, int64_t n, int64_t ld_acc, c
     uint8_t* dst = out + i * ld_out;
     for (int64_t j = 0; j < n32; j += 32) {
       // packs work within 128-bit lanes: the bytes come out as dwords a0 b0 c0 d0 a1 b1 c1 d1.
-      __m256i ab = _mm256_packs_epi32(scaled(row, j, p), scaled(row, j + 8, p));
-      __m256i cd = _mm256_packs_epi32(scaled(row, j + 16, p), scaled(row, j + 24, p));
+      __m256i ab = _mm256_packs_epi32(Scale::apply(row, j, p), Scale::apply(row, j + 8, p));
+      __m256i cd = _mm256_packs_epi32(Scale::apply(row, j + 16, p), Scale::apply(row, j + 24, p));
       ab = _mm256_min_epi16(_mm256_max_epi16(_mm256_adds_epi16(ab, zp16), lo16), hi16);
       cd = _mm256_min_epi16(_mm256_max_epi16(_mm256_adds_epi16(cd, zp16), lo16), hi16);
       const __m256i bytes = signed_out ? _mm256_packs_epi16(ab, cd) : _mm256_packus_epi16(ab, cd);
       _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + j), _mm256_permutevar8x32_epi32(bytes, order));
     }
     for (int64_t j = n32; j < n8; j += 8) {
-      const __m256i y = clamp_epi32(scaled(row, j, p), i16_min, i16_max);
+      const __m256i y = clamp_epi32(Scale::apply(row, j, p), i16_min, i16_max);
       store8_q(dst + j, clamp_epi32(_mm256_add_epi32(y, zp), lo, hi));
     }
-    if (n8 < n) {
-      RequantParams tail{p.ibias + n8, p.fbias + n8, p.mult + n8, p.zp, p.lo, p.hi};
-      requantize_scalar(row + n8, 1, n - n8, ld_acc, tail, dst + n8, ld_out);
-    }
+    if (n8 < n) requantize_scalar(row + n8, 1, n - n8, ld_acc, p.columns_from(n8), dst + n8, ld_out);
+  }
+}
+
+}  // namespace
+
+void requantize_avx2(const int32_t* acc, int64_t m, int64_t n, int64_t ld_acc, const RequantParams& p, uint8_t* out,
+                     int64_t ld_out) {
+  if (p.fixed_multiplier) {
+    requantize_rows<FixedPointScale>(acc, m, n, ld_acc, p, out, ld_out);
+  } else {
+    requantize_rows<FloatScale>(acc, m, n, ld_acc, p, out, ld_out);
   }
 }
 

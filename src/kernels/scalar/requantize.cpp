@@ -1,4 +1,5 @@
-// Scalar requantization of int32 accumulators (formula in kernels.h).
+// Scalar requantization of int32 accumulators (formulas in kernels.h).
+#include "kernels/fixed_point.h"
 #include "kernels/rounding.h"
 #include "kernels/scalar/load_store.h"
 #include "kernels/scalar/scalar_kernels.h"
@@ -11,9 +12,14 @@ void requantize_scalar(const int32_t* acc, int64_t m, int64_t n, int64_t ld_acc,
     for (int64_t j = 0; j < n; ++j) {
       // int32 add wraps as the SIMD add does.
       int32_t biased = static_cast<int32_t>(static_cast<uint32_t>(acc[i * ld_acc + j]) + static_cast<uint32_t>(p.ibias[j]));
-      float t = static_cast<float>(biased) + p.fbias[j];
-      // packs_epi32 saturates to int16 before the zero point is added.
-      int32_t y = clamp_i32(cvtps_epi32(t * p.mult[j]), INT16_MIN, INT16_MAX);
+      int32_t y;
+      if (p.fixed_multiplier) {
+        y = multiply_by_quantized_multiplier(biased, p.fixed_multiplier[j], p.fixed_shift[j]);
+      } else {
+        float t = static_cast<float>(biased) + p.fbias[j];
+        // packs_epi32 saturates to int16 before the zero point is added.
+        y = clamp_i32(cvtps_epi32(t * p.mult[j]), INT16_MIN, INT16_MAX);
+      }
       store_q(out, i * ld_out + j, clamp_i32(int64_t{y} + p.zp, p.lo, p.hi));
     }
   }

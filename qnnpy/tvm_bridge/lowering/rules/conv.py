@@ -3,8 +3,11 @@ int32 bias, requantization under the profile.
 
     acc = op(x - zx, w) in int32       (the activation is widened to int16 inside the
                                         graph; the int8 weight is the op's operand)
-    int32_bias: y = clamp(rne(fl(float(acc + bias_q[c]) * m[c])) + zy, lo, hi)
-    fbgemm:     y = clamp(rne(fl(fl(float(acc) + fbias[c]) * m[c])) + zy, lo, hi)
+    int32_bias:  y = clamp(rne(fl(float(acc + bias_q[c]) * m[c])) + zy, lo, hi)
+    fbgemm:      y = clamp(rne(fl(fl(float(acc) + fbias[c]) * m[c])) + zy, lo, hi)
+    fixed_point: y = clamp(MultiplyByQuantizedMultiplier(acc + bias_q[c], M0[c], shift[c]) + zy, lo, hi)
+                 (arith.fixed_point_requantize; (M0, shift) = QuantizeMultiplier(double(s_x) double(s_w[c]) /
+                 double(s_y)), from the runtime with hints, else from _core.quantize_multiplier)
 
 lo = zy with a fused relu. With hints, m, fbias, lo and hi are the runtime's
 (prepared_layer.cpp). Without, they follow the same formulas from the module's
@@ -21,7 +24,7 @@ from tvm.relax import op as R
 
 from qnnpy import _core
 
-from qnnpy.tvm_bridge.lowering.arith import centered, dtype_range, per_channel, requantize
+from qnnpy.tvm_bridge.lowering.arith import centered, dtype_range, fixed_point_requantize, per_channel, requantize
 from qnnpy.tvm_bridge.lowering.island import Dequantized, Island, NotLowerable, op_name
 from qnnpy.tvm_bridge.lowering.rules.context import Context
 
@@ -82,27 +85,42 @@ def _constants(ctx: Context, island: Island, x: Dequantized, w: Dequantized, bia
     lo, hi = dtype_range(island.out_dtype)
     if ctx.node(island.name, "conv2d", "linear") is not None:
         rq = ctx.hints.requantization(island.name, ctx.profile)
-        if ctx.profile == "int32_bias" and bias is not None:
+        if ctx.profile != "fbgemm" and bias is not None:
             known = island.bindings.constant(bias.data, "bias") if _known(island, bias.data) else None
             if known is not None and not np.array_equal(known.reshape(-1), rq["ibias"]):
                 raise NotLowerable("the module's int32 bias differs from the runtime's")
         fbias = rq["fbias"] if ctx.profile == "fbgemm" and np.any(rq["fbias"] != 0) else None
-        return {"mult": rq["mult"], "fbias": fbias, "int_bias": ctx.profile == "int32_bias",
+        fixed = (rq["fixed_multiplier"], rq["fixed_shift"]) if ctx.profile == "fixed_point" else None
+        return {"mult": rq["mult"], "fbias": fbias, "int_bias": ctx.profile != "fbgemm", "fixed": fixed,
                 "zp": rq["zp"], "lo": rq["lo"], "hi": rq["hi"]}
     s_w = np.broadcast_to(w.q.scale.reshape(-1), (channels,)).astype(np.float32)
     a = (s_w * s_x).astype(np.float32)
     zp, lo = z_y, (z_y if relu else lo)
-    if ctx.profile == "int32_bias":
+    if ctx.profile != "fbgemm":
         if bias is not None and not np.array_equal(np.broadcast_to(bias.q.scale.reshape(-1), (channels,)), a):
             raise NotLowerable("the int32 bias is not in scale s_in * s_w")
         mult = (a * (np.float32(1) / s_y)).astype(np.float32)
-        return {"mult": mult, "fbias": None, "int_bias": True, "zp": zp, "lo": lo, "hi": hi}
+        fixed = _quantized_multipliers(s_x, s_w, s_y) if ctx.profile == "fixed_point" else None
+        return {"mult": mult, "fbias": None, "int_bias": True, "fixed": fixed, "zp": zp, "lo": lo, "hi": hi}
     fbias = None
     if bias is not None:
         q = island.bindings.constant(bias.data, "bias").astype(np.float32).reshape(-1)
         b = (np.broadcast_to(bias.q.scale.reshape(-1), (channels,)).astype(np.float32) * q).astype(np.float32)
         fbias = (b / a).astype(np.float32)
-    return {"mult": (a / s_y).astype(np.float32), "fbias": fbias, "int_bias": False, "zp": zp, "lo": lo, "hi": hi}
+    return {"mult": (a / s_y).astype(np.float32), "fbias": fbias, "int_bias": False, "fixed": None, "zp": zp,
+            "lo": lo, "hi": hi}
+
+
+def _quantized_multipliers(s_x: np.float32, s_w: np.ndarray, s_y: np.float32) -> tuple[np.ndarray, np.ndarray]:
+    """(M0[c], shift[c]) of m[c] = double(s_x) double(s_w[c]) / double(s_y) (TFLite's
+    PopulateConvolutionQuantizationParams), by the runtime's QuantizeMultiplier."""
+    pairs = []
+    for w in s_w:
+        try:
+            pairs.append(_core.quantize_multiplier(float(s_x) * float(w) / float(s_y)))
+        except ValueError as e:
+            raise NotLowerable(f"fixed_point multiplier: {e}") from e
+    return (np.array([p[0] for p in pairs], np.int32), np.array([p[1] for p in pairs], np.int32))
 
 
 def _known(island: Island, expr: Any) -> bool:
@@ -119,6 +137,10 @@ def _finish(ctx: Context, island: Island, acc: Any, x: Dequantized, w: Dequantiz
     c = _constants(ctx, island, x, w, bias, relu, channels)
     if bias is not None and c["int_bias"]:
         acc = R.add(acc, R.reshape(bias.data, [channels if d == axis else 1 for d in range(rank)]))
+    if c["fixed"] is not None:
+        multiplier, shift = c["fixed"]
+        return fixed_point_requantize(acc, np.asarray(multiplier), np.asarray(shift), rank, axis, int(c["zp"]),
+                                      int(c["lo"]), int(c["hi"]), island.out_dtype)
     fbias = None if c["fbias"] is None else per_channel(c["fbias"], rank, axis, "float32")
     return requantize(acc, per_channel(c["mult"], rank, axis, "float32"), int(c["zp"]), int(c["lo"]), int(c["hi"]),
                       island.out_dtype, fbias)
