@@ -66,11 +66,23 @@ def test_build_integer_form_output_equals_runtime(profile):
     np.testing.assert_array_equal(runner(x), module.run(x, profile=profile).dequantized)
 
 
-def _op_case(name: str) -> tuple[qnnpy.QDQModule, np.ndarray]:
-    from small_models import conv_cases, op_cases, quantized
+def _model_cases() -> dict:
+    """The models of tests/test_tvm_ops.py: name -> (body, shape, per_channel, fuse)."""
+    from small_models import Head, Residual, conv_cases
 
-    if name in conv_cases():
-        body, shape, per_channel, fuse = conv_cases()[name]
+    return {**conv_cases(),
+            "add": (Residual(False), (3, 10, 10), True, None),
+            "add_relu": (Residual(True), (3, 10, 10), True, None),
+            "pools_linear": (Head(False), (3, 17, 17), True, [["body.conv", "body.relu"]]),
+            "pools_linear_relu": (Head(True), (3, 17, 17), True, [["body.conv", "body.relu"], ["body.fc", "body.fc_relu"]]),
+            "pools_linear_unfused_relu": (Head(False), (3, 17, 17), True, None)}
+
+
+def _op_case(name: str) -> tuple[qnnpy.QDQModule, np.ndarray]:
+    from small_models import op_cases, quantized
+
+    if name in _model_cases():
+        body, shape, per_channel, fuse = _model_cases()[name]
         model, x = quantized(body, shape, per_channel, fuse)
     else:
         body, shape = op_cases()[name]
@@ -79,9 +91,9 @@ def _op_case(name: str) -> tuple[qnnpy.QDQModule, np.ndarray]:
 
 
 def _op_case_names() -> list[str]:
-    from small_models import conv_cases, op_cases
+    from small_models import op_cases
 
-    return sorted(op_cases()) + sorted(conv_cases())
+    return sorted(op_cases()) + sorted(_model_cases())
 
 
 @pytest.mark.parametrize("profile", PROFILES)

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
+import tvm
 from tvm import relax
 
 
@@ -23,13 +24,6 @@ def expose_values(mod: Any, names: Sequence[str], func_name: str = "main") -> An
                     bb.emit_normalized(b)
             out = bb.emit_output(relax.Tuple([by_name[n] for n in names]))
         bb.emit_func_output(out)
-    new = bb.get()[func_name]
-    result = tvm_copy(mod)
-    result.update_func(result.get_global_var(func_name), new)
+    result = tvm.IRModule(dict(mod.functions_items()), attrs=mod.attrs)
+    result.update_func(result.get_global_var(func_name), bb.get()[func_name])
     return result
-
-
-def tvm_copy(mod: Any) -> Any:
-    import tvm
-
-    return tvm.IRModule(dict(mod.functions_items()), attrs=mod.attrs)

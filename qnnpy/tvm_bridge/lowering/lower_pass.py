@@ -15,7 +15,7 @@ import numpy as np
 from tvm import relax
 
 from qnnpy.tvm_bridge.lowering.hints import ModuleHints
-from qnnpy.tvm_bridge.lowering.island import Bindings, Island, NotLowerable, QParams, dtype_of, op_name, shape_of
+from qnnpy.tvm_bridge.lowering.island import Bindings, Island, NotLowerable, QParams, op_name, shape_of
 from qnnpy.tvm_bridge.lowering.profiles import check_profile
 from qnnpy.tvm_bridge.lowering.report import REPORT_ATTR, LoweringReport
 from qnnpy.tvm_bridge.lowering.rules import Context, lower_island

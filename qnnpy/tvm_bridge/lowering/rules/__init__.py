@@ -27,14 +27,13 @@ RULES: dict[str, Rule] = {
     "nn.avg_pool2d": pool.lower_avg_pool2d,
     "mean": pool.lower_mean,
     "concat": concat.lower_concat,
-    "nn.batch_norm": norm.lower_batch_norm,
-    "TupleGetItem": norm.lower_batch_norm,
+    "TupleGetItem": norm.lower_batch_norm,  # batch_norm(...)[0]
     "reshape": shape.lower_data_movement,
     "permute_dims": shape.lower_data_movement,
     "strided_slice": shape.lower_data_movement,
     "take": shape.lower_data_movement,
     "image.resize2d": shape.lower_data_movement,
-    "Var": quantize.lower_quantize,
+    "Var": quantize.lower_quantize,  # quantize of a function input
 }
 
 

@@ -17,7 +17,7 @@ from tvm.relax import op as R
 
 from qnnpy import _core
 from qnnpy.tvm_bridge.lowering.arith import const, dtype_range, lookup
-from qnnpy.tvm_bridge.lowering.island import Island, NotLowerable, op_name
+from qnnpy.tvm_bridge.lowering.island import Island, NotLowerable
 from qnnpy.tvm_bridge.lowering.rules.context import Context
 from qnnpy.tvm_bridge.lowering.rules.leaves import name_of
 

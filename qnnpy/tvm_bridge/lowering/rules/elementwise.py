@@ -23,20 +23,17 @@ import numpy as np
 from tvm.relax import op as R
 
 from qnnpy.tvm_bridge.lowering.arith import const, dtype_range, round_to_output
-from qnnpy.tvm_bridge.lowering.island import Dequantized, Island, NotLowerable
+from qnnpy.tvm_bridge.lowering.island import Dequantized, Island, NotLowerable, op_name, shape_of
 from qnnpy.tvm_bridge.lowering.rules import unary
 from qnnpy.tvm_bridge.lowering.rules.context import Context
-from qnnpy.tvm_bridge.lowering.rules.leaves import dequantized_leaves, name_of
+from qnnpy.tvm_bridge.lowering.rules.leaves import dequantized_leaves
 from qnnpy.tvm_bridge.lowering.rules.positions import tail_mask
-
-VECTOR_BLOCK = 64  # kTorchVectorBlock
 
 
 def _operands(island: Island) -> tuple[Dequantized, Dequantized, bool] | None:
     """(a, b, relu) for a binary island op(dq(a), dq(b)) [-> relu]; None for a scalar operand."""
     e = island.call(island.root)
     relu = False
-    from qnnpy.tvm_bridge.lowering.island import op_name
     if op_name(e) == "nn.relu":
         relu, e = True, island.call(e.args[0])
     leaves = dequantized_leaves(island)
@@ -92,7 +89,7 @@ def _dequantize_exact(d: Dequantized, vector_lane: bool) -> Any:
     return R.astype(f, "float32")
 
 
-def _float_add(ctx: Context, island: Island, a: Dequantized, b: Dequantized, relu: bool) -> Any:
+def _float_add(island: Island, a: Dequantized, b: Dequantized, relu: bool) -> Any:
     s_y, z_y = island.out.scalar("the output")
     lo, hi = dtype_range(island.out_dtype)
     lo = z_y if relu else lo
@@ -115,10 +112,10 @@ def lower_add(ctx: Context, island: Island) -> Any:
     if operands is None:
         return unary.lower_unary(ctx, island)
     a, b, relu = operands
-    if tuple(int(d) for d in a.data.ty.shape) != island.out_shape or tuple(int(d) for d in b.data.ty.shape) != island.out_shape:
+    if shape_of(a.data) != island.out_shape or shape_of(b.data) != island.out_shape:
         raise NotLowerable("add with broadcasting")
     if ctx.profile == "fbgemm":
-        return _float_add(ctx, island, a, b, relu)
+        return _float_add(island, a, b, relu)
     return _fixed_add(island, a, b, relu)
 
 

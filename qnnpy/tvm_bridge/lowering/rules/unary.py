@@ -35,10 +35,9 @@ def lower_unary(ctx: Context, island: Island) -> Any:
     x = single_input(island)
     dtype = str(x.data.ty.dtype)
     root = island.call(island.root)
-    if op_name(root) == "nn.relu" and island.call(root.args[0]) is not None:
-        inner = island.call(root.args[0])
+    if op_name(root) == "nn.relu" and op_name(island.call(root.args[0])) == "dequantize":
         same = x.q.per_tensor and island.out.per_tensor and x.q.scalar("in") == island.out.scalar("out")
-        if op_name(inner) == "dequantize" and same and dtype == island.out_dtype:
+        if same and dtype == island.out_dtype:
             return R.maximum(x.data, const(x.q.scalar("in")[1], dtype))
     if ctx.node(island.name, *TABLE_OPS) is None:
         raise NotLowerable(f"{op_name(root)} needs the module's hints (the runtime's tables)")
