@@ -26,8 +26,9 @@ def const(value: Any, dtype: str) -> Any:
     return relax.const(np.asarray(value, dtype=dtype), dtype)
 
 
-def centered(x: Any, zero_point: int, dtype: str = "int16") -> Any:
-    """x - zero_point, widened (an activation, never a weight)."""
+def centered(x: Any, zero_point: int) -> Any:
+    """x - zero_point, widened to int16 (8-bit x) or int32 (an activation, never a weight)."""
+    dtype = "int16" if str(x.ty.dtype) in ("int8", "uint8") else "int32"
     return R.subtract(R.astype(x, dtype), const(zero_point, dtype))
 
 
