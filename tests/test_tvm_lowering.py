@@ -244,10 +244,37 @@ def test_exported_library_and_json_round_trip(tmp_path):
 
 
 def test_island_without_rule_stays_float_and_is_reported():
-    module, x = _op_case("hardswish")
-    with pytest.warns(UserWarning, match="kept in float: body_act"):
-        lowered = lower_integer(module.to_tvm(), "int32_bias", params=module.params)  # no hints: no tables
+    module, x = _op_case("reshape_then_avg_pool")
+    with pytest.warns(UserWarning, match="kept in float: body_avg_pool2d"):
+        lowered = lower_integer(module.to_tvm(), "int32_bias", params=module.params)  # no hints: no layout
     report = lowering_report(lowered)
-    assert [name for name, _, _ in report.kept_float] == ["body_act"]
+    assert [name for name, _, _ in report.kept_float] == ["body_avg_pool2d"]
     assert "hints" in report.kept_float[0][2]
-    assert "R.divide" in lowered.script()  # the float island is still there
+    assert "R.nn.avg_pool2d" in lowered.script()  # the float island is still there
+
+
+def test_foreign_elementwise_island_becomes_a_table_equal_to_the_float_island():
+    """int8 -> hardswish (as an expression) -> uint8, and int8 -> clip -> int8, without hints."""
+    bb = relax.BlockBuilder()
+    q = relax.Var("q", relax.TensorType((2, 3, 5, 7), "int8"))
+    op = relax.op
+    with bb.function("main", [q]):
+        with bb.dataflow():
+            x = bb.emit(op.dequantize(q, relax.const(np.float32(0.043)), relax.const(-9, "int32"), axis=-1))
+            h = op.divide(op.multiply(x, op.clip(op.add(x, relax.const(np.float32(3))), 0.0, 6.0)),
+                          relax.const(np.float32(6)))
+            y = bb.emit(op.quantize(h, relax.const(np.float32(0.027)), relax.const(13, "int32"), axis=-1,
+                                    out_dtype="uint8"))
+            c = bb.emit(op.quantize(op.clip(x, -0.5, 0.75), relax.const(np.float32(0.043)),
+                                    relax.const(-9, "int32"), axis=-1, out_dtype="int8"))
+            out = bb.emit_output(relax.Tuple([y, c]))
+        bb.emit_func_output(out)
+    mod = bb.get()
+    lowered = lower_integer(mod, "int32_bias")
+    assert lowering_report(lowered).complete and "R.take" in lowered.script()
+    assert "R.dequantize" not in lowered.script()
+    values = tvm.runtime.tensor(np.arange(-128, 82, dtype=np.int8).reshape(2, 3, 5, 7))
+    want = relax.VirtualMachine(tvm.compile(mod, target="llvm"), tvm.cpu())["main"](values)
+    got = relax.VirtualMachine(tvm.compile(lowered, target="llvm"), tvm.cpu())["main"](values)
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(g.numpy(), w.numpy())

@@ -5,7 +5,8 @@ relu with equal input and output qparams is max(q, zp) (exact, any module). The
 others are 256-entry tables indexed by the raw byte, taken from the runtime
 (unary_tables.cpp) when hints are given: one table for PyTorch's vector lanes and
 one for its scalar tail (the last n % 64 elements in the input's PyTorch memory
-order, see positions.py). Without hints these ops stay in float (reported).
+order, see positions.py). Without hints, an island of element-wise ops is one table
+evaluated by TVM from the island itself (evaluated.py).
 """
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from tvm.relax import op as R
 from qnnpy.tvm_bridge.lowering.arith import const, lookup
 from qnnpy.tvm_bridge.lowering.island import Island, NotLowerable, op_name
 from qnnpy.tvm_bridge.lowering.rules.context import Context
+from qnnpy.tvm_bridge.lowering.rules.evaluated import evaluated_table
 from qnnpy.tvm_bridge.lowering.rules.leaves import name_of, single_input
 from qnnpy.tvm_bridge.lowering.rules.positions import tail_mask
 
@@ -39,8 +41,9 @@ def lower_unary(ctx: Context, island: Island) -> Any:
         same = x.q.per_tensor and island.out.per_tensor and x.q.scalar("in") == island.out.scalar("out")
         if same and dtype == island.out_dtype:
             return R.maximum(x.data, const(x.q.scalar("in")[1], dtype))
-    if ctx.node(island.name, *TABLE_OPS) is None:
-        raise NotLowerable(f"{op_name(root)} needs the module's hints (the runtime's tables)")
+    if ctx.hints is None:
+        return lookup(evaluated_table(island, x), x.data, dtype)
+    ctx.node(island.name, *TABLE_OPS)
     if dtype != island.out_dtype:
         raise NotLowerable(f"input {dtype} and output {island.out_dtype} differ")
     vector, tail = ctx.hints.unary_tables(island.name, ctx.profile)
