@@ -11,5 +11,6 @@ void bind_graph(pybind11::module_& m);    // graph.cpp: Graph, op table facts
 void bind_runtime(pybind11::module_& m);  // runtime.cpp: Executor
 void bind_kernels(pybind11::module_& m);  // kernels.cpp: CPU features, measured peaks
 void bind_fixed_point(pybind11::module_& m);  // fixed_point.cpp: the fixed_point profile's multiplier and requantization
+void bind_lowering(pybind11::module_& m);     // lowering_constants.cpp: the runtime's numbers for the TVM integer lowering
 
 }  // namespace qnnpy::bindings

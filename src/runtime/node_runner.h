@@ -23,6 +23,9 @@ class NodeRunner {
   // writing its output buffer. Returns the kernel of a weighted node, "" otherwise.
   const char* run(const Graph& g, const Node& n, std::vector<Buffer>& values, const KernelSet& k, int threads) const;
 
+  // What the op's definition made for the node (e.g. a TableRunner holding its tables).
+  const PreparedOp& prepared() const { return *op_; }
+
  private:
   Profile profile_;
   std::unique_ptr<PreparedOp> op_;

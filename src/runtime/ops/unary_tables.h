@@ -59,6 +59,7 @@ class TableRunner final : public PreparedOp {
     run_table(a, t_);
     return "";
   }
+  const UnaryTables& tables() const { return t_; }
 
  private:
   UnaryTables t_;

@@ -1,0 +1,176 @@
+"""Pools and mean.
+
+max_pool2d: the integer max pool (padding holds the dtype's minimum, so it never
+wins: the max over the in-bounds taps, as PyTorch's quantized max pool).
+adaptive_avg_pool2d (windows that tile the input): acc = sum over the window, then
+the runtime's rule (kernels.h AvgPoolRule, pool_ops.cpp): int32_bias, uint8 input
+-> QNNPACK's y = cvtps(fl((sum - zp n) m)) + zp, m = fl(s_in / fl(s_out n));
+channels_last input -> fbgemm's NHWC rule, m = fl(1 / fl(1 / fl(fl(s_in/s_out) / n)));
+contiguous input -> y = cvtps(fl(sum fl(fl(1/kh)/kw))) (raw values). Multipliers come
+from the runtime (lowering_adaptive_multiplier). Without hints: QNNPACK's rule
+(layout-free).
+mean over H, W (pool_ops.cpp run_mean): contiguous input -> nearbyint(fl(float(sum) /
+float(n))); otherwise zp + the exact round-half-even of (sum - zp n) / n. Without
+hints: the exact rule.
+avg_pool2d (hints only: PyTorch's kernel depends on the memory layout), the runtime's
+rule (kernels.h AvgPool2dRule, scalar/avg_pool.cpp): per output pixel, taps = the
+in-bounds window, divisor = divisor_override, else the window clipped to the padded
+input (count_include_pad) or the taps; acc = sum - zp taps;
+  channels_last input: y = cvtps(fl(acc m)) + zp, m = the vector multiplier in the first
+    8 floor(C/8) channels and the tail multiplier in the others;
+  contiguous input:    y = nearbyint(fl(fl(acc m) + zp)) (the product is computed exactly in
+    float64 and rounded once, so it cannot be fused with the add).
+Multipliers come from the runtime (lowering_avg_pool2d_multipliers). The window sums
+are a depthwise int32 conv2d with a ones kernel over the zero-padded input.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from tvm.relax import op as R
+
+from qnnpy import _core
+from qnnpy.tvm_bridge.lowering.arith import const, dtype_range, round_to_output
+from qnnpy.tvm_bridge.lowering.island import Island, NotLowerable, op_name
+from qnnpy.tvm_bridge.lowering.rules.context import Context
+from qnnpy.tvm_bridge.lowering.rules.leaves import name_of, single_input
+
+
+def _same_qparams(island: Island, x: Any) -> tuple[np.float32, int]:
+    if not (x.q.per_tensor and island.out.per_tensor):
+        raise NotLowerable("per-channel qparams")
+    if str(x.data.ty.dtype) != island.out_dtype:
+        raise NotLowerable(f"input {x.data.ty.dtype} and output {island.out_dtype} differ")
+    return x.q.scalar("in")
+
+
+def lower_max_pool2d(ctx: Context, island: Island) -> Any:
+    x = single_input(island)
+    if _same_qparams(island, x) != island.out.scalar("out"):
+        raise NotLowerable("input and output qparams differ")
+    p = island.call(island.root)
+    a = p.attrs
+    if str(a.layout) != "NCHW" or op_name(island.call(p.args[0])) != "dequantize":
+        raise NotLowerable("max_pool2d not on a dequantized NCHW tensor")
+    return R.nn.max_pool2d(x.data, pool_size=a.pool_size, strides=a.strides, padding=a.padding, dilation=a.dilation,
+                           ceil_mode=bool(a.ceil_mode))
+
+
+def _window_sums(x: Any, shape: tuple[int, ...], oh: int, ow: int) -> Any:
+    n, c, h, w = shape
+    blocks = R.reshape(R.astype(x, "int32"), [n, c, oh, h // oh, ow, w // ow])
+    return R.sum(blocks, axis=[3, 5])
+
+
+def lower_adaptive_avg_pool2d(ctx: Context, island: Island) -> Any:
+    x = single_input(island)
+    s_in, zp_in = _same_qparams(island, x)
+    s_out, zp = island.out.scalar("the output")
+    shape = tuple(int(d) for d in x.data.ty.shape)
+    n, c, h, w = shape
+    oh, ow = island.out_shape[2], island.out_shape[3]
+    if h % oh or w % ow:
+        raise NotLowerable("adaptive windows that do not tile the input")
+    if zp != zp_in:
+        raise NotLowerable("input and output zero points differ")
+    kh, kw = h // oh, w // ow
+    signed = island.out_dtype == "int8"
+    rule = "qnnpack"
+    if ctx.node(island.name, "adaptive_avg_pool2d") is not None and not (ctx.profile == "int32_bias" and not signed):
+        rule = "fbgemm_nhwc" if ctx.hints.channels_last(name_of(x.data)) else "fbgemm_nchw"
+    mult = np.float32(_core.lowering_adaptive_multiplier(rule, float(s_in), float(s_out), kh, kw))
+    sums = _window_sums(x.data, shape, oh, ow)
+    acc = sums if rule == "fbgemm_nchw" else R.subtract(sums, const(zp * kh * kw, "int32"))
+    lo, hi = dtype_range(island.out_dtype)
+    return round_to_output(R.multiply(R.astype(acc, "float32"), const(mult, "float32")),
+                           0 if rule == "fbgemm_nchw" else zp, lo, hi, island.out_dtype)
+
+
+def lower_mean(ctx: Context, island: Island) -> Any:
+    x = single_input(island)
+    if _same_qparams(island, x) != island.out.scalar("out"):
+        raise NotLowerable("input and output qparams differ")
+    m = island.call(island.root)
+    shape = tuple(int(d) for d in x.data.ty.shape)
+    axes = sorted(int(a) % len(shape) for a in m.attrs.axis)
+    if len(shape) != 4 or axes != [2, 3]:
+        raise NotLowerable(f"mean over axes {axes} of a rank-{len(shape)} tensor")
+    keep = bool(m.attrs.keepdims)
+    count = shape[2] * shape[3]
+    _, zp = island.out.scalar("out")
+    lo, hi = dtype_range(island.out_dtype)
+    total = R.sum(R.astype(x.data, "int32"), axis=[2, 3], keepdims=keep)
+    name = name_of(x.data)
+    contiguous = ctx.hints is not None and not ctx.hints.channels_last(name) and ctx.hints.dense(name)
+    if contiguous:
+        q = R.round(R.divide(R.astype(total, "float32"), const(np.float32(count), "float32")))
+        return R.astype(R.clip(q, lo, hi), island.out_dtype)
+    acc = R.subtract(total, const(zp * count, "int32"))
+    quot = R.floor_divide(acc, const(count, "int32"))
+    rem = R.subtract(acc, R.multiply(quot, const(count, "int32")))
+    twice = R.multiply(rem, const(2, "int32"))
+    up = R.logical_or(R.greater(twice, const(count, "int32")),
+                      R.logical_and(R.equal(twice, const(count, "int32")),
+                                    R.equal(R.bitwise_and(quot, const(1, "int32")), const(1, "int32"))))
+    q = R.add(R.add(quot, R.astype(up, "int32")), const(zp, "int32"))
+    return R.astype(R.clip(q, lo, hi), island.out_dtype)
+
+
+def _window(o: int, size: int, kernel: int, stride: int, pad: int) -> tuple[int, int, int]:
+    """[start, end) of the window clipped to the input, and its size clipped to the padded input
+    (kernels.h avg_pool_window)."""
+    start = o * stride - pad
+    end = min(start + kernel, size + pad)
+    return max(start, 0), min(end, size), end - start
+
+
+def _window_sums_conv(x: Any, shape: tuple[int, ...], out_hw: tuple[int, int], kernel: list[int], stride: list[int],
+                      pad: list[int]) -> Any:
+    n, c, h, w = shape
+    oh, ow = out_hw
+    bottom = max(0, (oh - 1) * stride[0] + kernel[0] - h - pad[0])
+    right = max(0, (ow - 1) * stride[1] + kernel[1] - w - pad[1])
+    ones = const(np.ones((c, 1, kernel[0], kernel[1]), np.int32), "int32")
+    sums = R.nn.conv2d(R.astype(x, "int32"), ones, strides=stride, padding=[pad[0], pad[1], bottom, right], groups=c,
+                       out_dtype="int32")
+    return R.strided_slice(sums, axes=[2, 3], begin=[0, 0], end=[oh, ow])
+
+
+def lower_avg_pool2d(ctx: Context, island: Island) -> Any:
+    index = ctx.node(island.name, "avg_pool2d")
+    if index is None:
+        raise NotLowerable("avg_pool2d depends on PyTorch's memory layout: it needs the module's hints")
+    x = single_input(island)
+    s_in, zp_in = _same_qparams(island, x)
+    _, zp = island.out.scalar("the output")
+    if zp != zp_in:
+        raise NotLowerable("input and output zero points differ")
+    ints = ctx.hints.node(island.name)[1]["ints"]
+    kernel, stride, pad = list(ints["kernel"]), list(ints["stride"]), list(ints["padding"])
+    include_pad, override = bool(ints["count_include_pad"][0]), int(ints["divisor_override"][0])
+    shape = tuple(int(d) for d in x.data.ty.shape)
+    n, c, h, w = shape
+    oh, ow = island.out_shape[2], island.out_shape[3]
+    name = name_of(x.data)
+    nhwc = ctx.hints.channels_last(name) and ctx.hints.dense(name)
+    taps = np.zeros((oh, ow), np.int32)
+    mult = np.zeros((c, oh, ow), np.float32)
+    vector_channels = np.arange(c) < c // 8 * 8
+    for oy in range(oh):
+        y0, y1, ysize = _window(oy, h, kernel[0], stride[0], pad[0])
+        for ox in range(ow):
+            x0, x1, xsize = _window(ox, w, kernel[1], stride[1], pad[1])
+            taps[oy, ox] = (y1 - y0) * (x1 - x0)
+            divisor = override or (ysize * xsize if include_pad else int(taps[oy, ox]))
+            vector, tail = _core.lowering_avg_pool2d_multipliers(nhwc, divisor)
+            mult[:, oy, ox] = np.where(vector_channels, np.float32(vector), np.float32(tail))
+    sums = _window_sums_conv(x.data, shape, (oh, ow), kernel, stride, pad)
+    acc = R.subtract(sums, const((zp * taps).reshape(1, 1, oh, ow), "int32"))
+    lo, hi = dtype_range(island.out_dtype)
+    if nhwc:
+        m = const(mult.reshape(1, c, oh, ow), "float32")
+        return round_to_output(R.multiply(R.astype(acc, "float32"), m), zp, lo, hi, island.out_dtype)
+    product = R.astype(R.multiply(R.astype(acc, "float64"), const(mult.reshape(1, c, oh, ow), "float64")), "float32")
+    y = R.round(R.add(product, const(np.float32(zp), "float32")))
+    return R.astype(R.clip(y, lo, hi), island.out_dtype)

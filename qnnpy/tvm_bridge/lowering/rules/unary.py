@@ -1,0 +1,50 @@
+"""Element-wise functions of one quantized tensor: relu, clamp (relu6, hardtanh),
+hardswish, hardsigmoid, sigmoid, leaky_relu, elu, scalar add and multiply.
+
+relu with equal input and output qparams is max(q, zp) (exact, any module). The
+others are 256-entry tables indexed by the raw byte, taken from the runtime
+(unary_tables.cpp) when hints are given: one table for PyTorch's vector lanes and
+one for its scalar tail (the last n % 64 elements in the input's PyTorch memory
+order, see positions.py). Without hints, an island of element-wise ops is one table
+evaluated by TVM from the island itself (evaluated.py).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from tvm.relax import op as R
+
+from qnnpy.tvm_bridge.lowering.arith import const, lookup
+from qnnpy.tvm_bridge.lowering.island import Island, NotLowerable, op_name
+from qnnpy.tvm_bridge.lowering.rules.context import Context
+from qnnpy.tvm_bridge.lowering.rules.evaluated import evaluated_table
+from qnnpy.tvm_bridge.lowering.rules.leaves import name_of, single_input
+from qnnpy.tvm_bridge.lowering.rules.positions import tail_mask
+
+TABLE_OPS = ("hardswish", "hardsigmoid", "sigmoid", "leaky_relu", "clamp", "add_scalar", "mul_scalar", "elu")
+
+
+def tables(ctx: Context, island: Island, x_name: str, x: Any, dtype: str, vector: np.ndarray, tail: np.ndarray) -> Any:
+    """vector[x] in PyTorch's vector lanes, tail[x] in its scalar tail."""
+    mask = None if np.array_equal(vector, tail) else tail_mask(island.out_shape, ctx.hints.channels_last(x_name))
+    if mask is None:
+        return lookup(vector, x, dtype)
+    return R.where(const(mask, "bool"), lookup(tail, x, dtype), lookup(vector, x, dtype))
+
+
+def lower_unary(ctx: Context, island: Island) -> Any:
+    x = single_input(island)
+    dtype = str(x.data.ty.dtype)
+    root = island.call(island.root)
+    if op_name(root) == "nn.relu" and op_name(island.call(root.args[0])) == "dequantize":
+        same = x.q.per_tensor and island.out.per_tensor and x.q.scalar("in") == island.out.scalar("out")
+        if same and dtype == island.out_dtype:
+            return R.maximum(x.data, const(x.q.scalar("in")[1], dtype))
+    if ctx.hints is None:
+        return lookup(evaluated_table(island, x), x.data, dtype)
+    ctx.node(island.name, *TABLE_OPS)
+    if dtype != island.out_dtype:
+        raise NotLowerable(f"input {dtype} and output {island.out_dtype} differ")
+    vector, tail = ctx.hints.unary_tables(island.name, ctx.profile)
+    return tables(ctx, island, name_of(x.data), x.data, dtype, vector.astype(dtype), tail.astype(dtype))

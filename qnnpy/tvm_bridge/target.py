@@ -1,0 +1,42 @@
+"""Targets for tvm.compile: strings with options, dicts and tvm.target.Target.
+
+TVM 0.27 rejects option strings such as ``"llvm -mcpu=znver4"``: it wants the dict
+form ``{"kind": "llvm", "mcpu": "znver4"}``. ``to_target`` converts.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from qnnpy.tvm_bridge._tvm import tvm_module
+
+
+def _option_value(text: str) -> Any:
+    if "," in text:
+        return text.split(",")
+    return int(text) if text.lstrip("-").isdigit() else text
+
+
+def target_dict(text: str) -> dict[str, Any]:
+    """``"llvm -mcpu=znver4 -mattr=+avx2,+fma -opt-level=3"`` as TVM's dict form."""
+    words = text.split()
+    if not words:
+        raise ValueError("empty target string")
+    spec: dict[str, Any] = {"kind": words[0]}
+    for word in words[1:]:
+        if not word.startswith("-"):
+            raise ValueError(f"target {text!r}: option {word!r} does not start with '-'")
+        key, sep, value = word.lstrip("-").partition("=")
+        spec[key] = _option_value(value) if sep else True
+    return spec
+
+
+def to_target(target: "str | dict[str, Any] | Any") -> Any:
+    """A ``tvm.target.Target`` from a target string (options allowed), a dict or a Target."""
+    tvm = tvm_module()
+    if isinstance(target, tvm.target.Target):
+        return target
+    if isinstance(target, str):
+        return tvm.target.Target(target_dict(target))
+    if isinstance(target, dict):
+        return tvm.target.Target(target)
+    raise TypeError(f"target must be a string, a dict or a tvm.target.Target, not {type(target).__name__}")
