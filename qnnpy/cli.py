@@ -216,7 +216,7 @@ def run_compare(args: argparse.Namespace) -> int:
 
 def run_build(args: argparse.Namespace) -> int:
     """qnnpy build MODEL_DIR_OR_FILE -o LIB.so [--form] [--profile] [--target]"""
-    from qnnpy import tvm_kernel_form
+    from qnnpy import tvm_bridge
 
     if args.model.is_dir():
         module = load_saved_module(args.model)
@@ -230,7 +230,7 @@ def run_build(args: argparse.Namespace) -> int:
         module = convert_model(loaded.model, inputs)
     progress(f"compiling {len(module.nodes())} ops in the {args.form} form, profile {args.profile}, target {args.target}")
     try:
-        runner = tvm_kernel_form.build(module, profile=args.profile, target=args.target)
+        runner = tvm_bridge.build(module, form=args.form, profile=args.profile, target=args.target, bind_params=True)
     except FileNotFoundError as e:  # the kernel library was not built
         raise CliError(EXIT_CONVERSION, str(e)) from e
     path = runner.export_library(args.output)
@@ -250,15 +250,18 @@ def add_build_command(commands: argparse._SubParsersAction, common: argparse.Arg
             "relax.VirtualMachine(tvm.runtime.load_module(LIB), tvm.cpu()) (see docs/deploy.md).",
             "Form kernels: every node calls qnnpy's integer kernels (bit-exact with the runtime under the same "
             "profile). The library links qnnpy's kernel library by absolute path: keep qnnpy installed where it "
-            "is, or copy both libraries and set LD_LIBRARY_PATH."),
+            "is, or copy both libraries and set LD_LIBRARY_PATH. Form integer: pure integer Relax, also "
+            "bit-exact with the runtime, for any TVM target, no qnnpy library needed at run time (slower: TVM "
+            "has no tuned CPU schedules). Form qdq: the float QDQ module as written."),
     )
     build.add_argument("model", metavar="MODEL_DIR_OR_FILE", type=Path,
                        help="folder written by qnnpy convert, or a model file (" + MODEL_FILE_HELP + ")")
     build.add_argument("-o", "--output", metavar="LIB.so", type=Path, required=True, help="shared library to write")
     build.add_argument("--input-shape", metavar="SHAPE", type=parse_shape, action="append",
                        help="with a model file: shape of one float input, e.g. 1,3,224,224; once per input")
-    build.add_argument("--form", choices=["kernels"], default="kernels",
-                       help="how TVM computes: kernels = qnnpy's integer kernels (default: %(default)s)")
+    build.add_argument("--form", choices=["kernels", "integer", "qdq"], default="kernels",
+                       help="how TVM computes: kernels = qnnpy's integer kernels, integer = pure integer Relax "
+                            "(any target), qdq = the float QDQ form (default: %(default)s)")
     build.add_argument("--profile", default="int32_bias",
                        help="arithmetic profile of the runtime: " + ", ".join(PROFILES) + " (default: %(default)s)")
     build.add_argument("--target", default="llvm", help="TVM target (default: %(default)s)")

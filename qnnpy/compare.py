@@ -10,7 +10,7 @@ import torch
 
 from qnnpy.convert.converter import capture
 from qnnpy.module import QDQModule
-from qnnpy.profiles import PROFILES
+from qnnpy.profiles import ENGINE_FOR_PROFILE, PROFILES
 
 
 @dataclass
@@ -108,11 +108,13 @@ class TVMAgreement:
     identical: int   # output values less than half a step apart
     total: int
     max_lsb: int     # largest |difference| in quantization steps
+    form: str = ""   # the runner's form ("kernels", "integer", "qdq") and profile, when it says
 
     def summary(self) -> str:
         """One line: top-1 agreement (2-D outputs), identical values and the largest difference."""
         top1 = f"top-1 agrees on {self.same_top1}/{self.samples} sample(s); " if self.samples else ""
-        return (f"TVM (float32 QDQ) vs PyTorch {self.engine}: {top1}final output {self.identical}/{self.total} "
+        form = f" ({self.form})" if self.form else ""
+        return (f"TVM{form} vs PyTorch {self.engine}: {top1}final output {self.identical}/{self.total} "
                 f"values identical ({self.identical / self.total:.4%}), max {self.max_lsb} LSB")
 
 
@@ -125,16 +127,19 @@ def compare_tvm(
     """Run ``model`` (PyTorch, current engine) and ``module`` compiled by TVM on every input and
     compare their first outputs in quantization steps (LSB) of the module's output.
 
-    ``runner`` is the compiled module, ``qnnpy.tvm_bridge.build(module)``; it is built
-    (for llvm) when not given. TVM computes the QDQ form in float32, so values next to a
-    rounding tie may land one step apart from PyTorch's integer kernels.
+    ``runner`` is the compiled module, ``qnnpy.tvm_bridge.build(module, ...)``; when not
+    given, it is built for llvm in the default form with the profile that equals the
+    current engine (bit-exact with PyTorch where the runtime is). The float ``"qdq"`` form
+    computes in float32, so values next to a rounding tie may land a step apart.
     """
     if not inputs:
         raise ValueError("compare_tvm needs at least one input")
     if runner is None:
         from qnnpy import tvm_bridge
 
-        runner = tvm_bridge.build(module)
+        engine = torch.backends.quantized.engine
+        profile = next((p for p, e in ENGINE_FOR_PROFILE.items() if e == engine), "int32_bias")
+        runner = tvm_bridge.build(module, profile=profile)
     scale, _ = module.output_qparams()[0]
     samples = same_top1 = identical = total = worst = 0
     for x in inputs:
@@ -148,4 +153,7 @@ def compare_tvm(
         if ref.ndim == 2:
             same_top1 += int((got.argmax(1) == ref.argmax(1)).sum())
             samples += ref.shape[0]
-    return TVMAgreement(torch.backends.quantized.engine, samples, same_top1, identical, total, worst)
+    form = getattr(runner, "form", "")
+    if form and hasattr(runner, "profile"):
+        form += f" form, profile {runner.profile}"
+    return TVMAgreement(torch.backends.quantized.engine, samples, same_top1, identical, total, worst, form)

@@ -90,7 +90,7 @@ def _module_predictions(module: QDQModule, batches: list[torch.Tensor], backend:
     if backend == "tvm":
         from qnnpy import tvm_bridge
 
-        runner = tvm_bridge.build(module)
+        runner = tvm_bridge.build(module, profile=profile)
         return np.concatenate([np.asarray(runner(x.numpy())).argmax(1) for x in batches])
     raise ValueError(f"unknown backend {backend!r}; choose 'runtime' or 'tvm'")
 
@@ -106,8 +106,7 @@ def assert_top1_agrees(
     """Assert that ``module`` and ``model`` predict the same class (arg max over dim 1) for every sample.
 
     ``backend`` is ``"runtime"`` (qnnpy's integer runtime under ``profile``) or ``"tvm"``
-    (compiled with :func:`qnnpy.tvm_bridge.build`; ``profile`` then only selects the
-    default PyTorch engine). ``inputs`` is one batch or a sequence of batches shaped
+    (compiled with :func:`qnnpy.tvm_bridge.build` in its default form under ``profile``). ``inputs`` is one batch or a sequence of batches shaped
     like the module's input; samples are numbered across batches in order. On failure
     the ``AssertionError`` lists the indices of the samples that disagree.
     """

@@ -117,7 +117,7 @@ class KernelRunner:
         import tvm
         from tvm import relax
 
-        self.profile = profile
+        self.form, self.profile = "kernels", profile
         self.ir_module = to_kernel_relax(module, profile)
         self.executable = tvm.compile(self.ir_module, target=target)
         self._device = tvm.cpu()

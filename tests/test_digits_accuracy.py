@@ -70,7 +70,7 @@ def test_quantization_keeps_the_float_accuracy(setup, capsys):
 def test_tvm_top1_accuracy_within_half_a_point_of_quantized_pytorch(setup, capsys):
     x, labels = setup.data.test_x, setup.data.test_y
     expected = _pytorch_logits(setup.quantized, "fbgemm", x)
-    got = np.asarray(tvm_bridge.build(setup.module)(x.numpy()))
+    got = np.asarray(tvm_bridge.build(setup.module, form="qdq")(x.numpy()))
     scale, _ = setup.module.output_qparams()[0]
     steps = np.rint(np.abs(got.astype(np.float64) - expected) / scale)
     pytorch_accuracy = digits.accuracy(torch.from_numpy(expected), labels)

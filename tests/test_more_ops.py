@@ -52,7 +52,7 @@ def test_runtime_int32_bias_matches_qnnpack(name):
 @pytest.mark.parametrize("name", sorted(op_cases()))
 def test_tvm_matches_torch(name):
     model, x, module = _converted(name)
-    outs = tvm_bridge.build(module)(x.numpy())
+    outs = tvm_bridge.build(module, form="qdq")(x.numpy())
     outs = outs if isinstance(outs, (tuple, list)) else [outs]
     with torch.no_grad():
         refs = model(x)

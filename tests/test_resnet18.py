@@ -87,7 +87,7 @@ def test_script_is_canonical_qdq(module):
 
 
 def test_resnet18_runs_in_tvm_with_top1_agreement(resnet18, resnet18_inputs, module, capsys):
-    runner = tvm_bridge.build(module)
+    runner = tvm_bridge.build(module, form="qdq")
     scale = resnet18.fc.scale
     identical = total = worst = 0
     for x in resnet18_inputs:

@@ -236,11 +236,16 @@ def test_exported_library_and_json_round_trip(tmp_path):
     lowered = tvm_bridge.relax_module(module, "integer", bind_params=True)
     text = tvm.ir.save_json(lowered)
     tvm.ir.assert_structural_equal(tvm.ir.load_json(text), lowered)
-    path = tmp_path / "lib.so"
-    tvm.compile(lowered, target="llvm").export_library(str(path))
+    path = tvm_bridge.build(module, form="integer", bind_params=True).export_library(tmp_path / "lib.so")
     vm = relax.VirtualMachine(tvm.runtime.load_module(str(path)), tvm.cpu())
     np.testing.assert_array_equal(vm["main"](tvm.runtime.tensor(x)).numpy(),
                                   module.run(x, profile="int32_bias").dequantized)
+
+
+def test_export_without_bound_params_is_refused(tmp_path):
+    module, _ = _op_case("conv_per_channel_relu")
+    with pytest.raises(ValueError, match="bind_params=True"):
+        tvm_bridge.build(module, form="qdq").export_library(tmp_path / "lib.so")
 
 
 def test_island_without_rule_stays_float_and_is_reported():

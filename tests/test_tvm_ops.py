@@ -16,7 +16,7 @@ def _check_against_torch(model: torch.nn.Module, x: torch.Tensor, min_identical:
     """TVM runs the QDQ graph in float: a 1-LSB tie can flip per requantizing op, so chains allow more."""
     module = qnnpy.from_torch(model, (x,))
     assert isinstance(module.to_tvm(), tvm.IRModule)
-    out = tvm_bridge.build(module)(x.numpy())
+    out = tvm_bridge.build(module, form="qdq")(x.numpy())
     with torch.no_grad():
         ref = model(x).numpy()
     scale, _ = module.output_qparams()[0]

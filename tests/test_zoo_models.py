@@ -53,7 +53,7 @@ TVM_FLOAT_FORM_MAX_LSB = 3
 @pytest.mark.parametrize("name", MODELS)
 def test_eager_tvm_float_form_agrees(name):
     model, x, module = _eager(name)
-    out = np.asarray(tvm_bridge.build(module)(x.numpy()), dtype=np.float64)
+    out = np.asarray(tvm_bridge.build(module, form="qdq")(x.numpy()), dtype=np.float64)
     with torch.no_grad():
         ref = model(x).numpy().astype(np.float64)
     scale, _ = module.output_qparams()[0]

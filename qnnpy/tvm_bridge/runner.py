@@ -1,6 +1,8 @@
 """Building and running a QDQ module with Apache TVM (optional dependency)."""
 from __future__ import annotations
 
+import os
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -9,9 +11,21 @@ from qnnpy.tvm_bridge._tvm import tvm_module
 from qnnpy.tvm_bridge.lowering import lower_integer
 from qnnpy.tvm_bridge.target import to_target
 
-# form -> how the Relax module to compile is made from a QDQModule. A "kernels" form
-# (calls into qnnpy's C++ kernels) is meant to be added here.
-FORMS = ("qdq", "integer")
+# How the module TVM compiles is made from a QDQModule: "kernels" calls qnnpy's own C++
+# kernels (qnnpy.tvm_kernel_form), "integer" is lower_integer's pure integer Relax, "qdq"
+# the canonical module as written (float execution).
+FORMS = ("kernels", "integer", "qdq")
+
+
+def default_form() -> str:
+    """``"kernels"`` where qnnpy was built with its TVM kernel library, else ``"integer"``."""
+    from qnnpy import tvm_kernel_form
+
+    try:
+        tvm_kernel_form.kernel_library_path()
+    except FileNotFoundError:
+        return "integer"
+    return "kernels"
 
 
 def parse_script(text: str) -> Any:
@@ -21,8 +35,13 @@ def parse_script(text: str) -> Any:
 
 def relax_module(module: Any, form: str = "qdq", profile: str = "int32_bias", bind_params: bool = False) -> Any:
     """The ``tvm.IRModule`` that ``build`` compiles for ``form``: the canonical QDQ module
-    (``"qdq"``, executed in float) or its integer lowering under ``profile`` (``"integer"``).
+    (``"qdq"``, executed in float), its integer lowering under ``profile`` (``"integer"``) or
+    its calls of qnnpy's kernels (``"kernels"``, params inside the node specs).
     ``bind_params``: the params become constants of ``main`` (``relax.transform.BindParams``)."""
+    if form == "kernels":
+        from qnnpy import tvm_kernel_form
+
+        return tvm_kernel_form.to_kernel_relax(module, profile)
     if form == "qdq":
         mod = module.to_tvm()
     elif form == "integer":
@@ -51,6 +70,7 @@ class TVMRunner:
         self._vm = relax.VirtualMachine(self.executable, self._device)
         params = {} if bind_params else module.params
         self._params = [tvm.runtime.tensor(np.ascontiguousarray(a), self._device) for a in params.values()]
+        self._bound = bind_params
 
     def __call__(self, *inputs: np.ndarray) -> np.ndarray | list[np.ndarray]:
         tvm = tvm_module()
@@ -60,17 +80,34 @@ class TVMRunner:
             return out.numpy()
         return [o.numpy() for o in out]
 
+    def export_library(self, path: str | os.PathLike) -> Path:
+        """Write a shared library that ``tvm.runtime.load_module`` loads in a fresh process
+        (``relax.VirtualMachine(lib, tvm.cpu())["main"](x)``). Needs ``bind_params=True``:
+        the library then carries the params."""
+        if not self._bound:
+            raise ValueError("export_library needs the params in the library: build with bind_params=True")
+        self.executable.export_library(str(path))
+        return Path(path)
 
-def build(module: Any, form: str = "qdq", profile: str = "int32_bias", target: Any = "llvm",
-          bind_params: bool = False) -> TVMRunner:
-    """Compile a QDQModule with TVM and return a callable runner.
 
-    ``form``: ``"qdq"`` compiles the canonical module as written (float execution);
-    ``"integer"`` compiles ``lower_integer(module, profile)``, which equals qnnpy's
-    runtime under ``profile`` bit for bit. ``target``: a target string, options
-    allowed (``"llvm -mcpu=znver4"``), TVM's dict form or a ``tvm.target.Target``.
-    ``bind_params``: compile the params in as constants (the runner then takes the inputs only).
+def build(module: Any, form: str | None = None, profile: str = "int32_bias", target: Any = "llvm",
+          bind_params: bool = False) -> Any:
+    """Compile a QDQModule with TVM and return a callable runner (``runner(x) -> numpy``).
+
+    ``form``: ``"kernels"`` (every node calls qnnpy's own integer kernels; bit for bit
+    ``module.run(x, profile=profile)``, at about its speed), ``"integer"`` (pure integer
+    Relax from ``lower_integer``: bit for bit the same, portable to any target, untuned),
+    ``"qdq"`` (the canonical module as written, executed in float32: within a few LSB).
+    ``None`` takes :func:`default_form`. ``target``: a target string, options allowed
+    (``"llvm -mcpu=znver4"``), TVM's dict form or a ``tvm.target.Target``.
+    ``bind_params``: compile the params in as constants (the runner then takes the inputs
+    only; the kernels form always carries them in its node specs).
     """
+    form = form or default_form()
     if form not in FORMS:
         raise ValueError(f"unknown form {form!r}; choose one of {FORMS}")
+    if form == "kernels":
+        from qnnpy import tvm_kernel_form
+
+        return tvm_kernel_form.build(module, profile=profile, target=to_target(target))
     return TVMRunner(module, target, form, profile, bind_params)

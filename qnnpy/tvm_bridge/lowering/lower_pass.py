@@ -60,7 +60,7 @@ def lower_integer(mod: Any, profile: str = "int32_bias", *, params: dict[str, np
     points), by name; bound constants are read directly. ``hints``: the QDQModule the
     module came from (or a ``ModuleHints``), which makes the result bit-exact with
     qnnpy's runtime under ``profile``; without it, foreign modules get layout-free
-    rules (docs/proposed/lowering.md). Weights and biases stay int8/int32 operands of
+    rules (docs/user_guide.md, "The integer form"). Weights and biases stay int8/int32 operands of
     the integer ops. Islands that cannot be lowered stay in float: they are listed in
     the report attached to the result (``lowering_report(result)``) and in a warning.
     """
