@@ -4,7 +4,6 @@ for llvm, every lowered tensor equals qnnpy's integer runtime under the same pro
 TVM's TFLite importer produces is lowered too; bound params stay int8/int32."""
 from __future__ import annotations
 
-import functools
 
 import numpy as np
 import pytest
@@ -16,9 +15,9 @@ import qnnpy
 from qnnpy import tvm_bridge, zoo
 from qnnpy.profiles import PROFILES
 from qnnpy.tvm_bridge import expose_values, lower_integer, lowering_report
+from test_zoo_models import _eager as zoo_eager_model
 
 MODELS = sorted(zoo.TORCHVISION_MODELS)
-SIZE = {"shufflenet_v2_x1_0": 96, "inception_v3": 96}  # as tests/test_zoo_models.py
 
 
 def run_exposed(module: qnnpy.QDQModule, x: np.ndarray, profile: str, target: str = "llvm"):
@@ -44,24 +43,24 @@ def assert_identical(module: qnnpy.QDQModule, x: np.ndarray, profile: str, targe
         assert diff.max() == 0, f"{name} ({profile}): {(diff != 0).sum()} of {diff.size} differ, max {diff.max()} LSB"
 
 
-@functools.lru_cache(maxsize=None)
-def _zoo(name: str) -> tuple[qnnpy.QDQModule, np.ndarray]:
-    size = SIZE.get(name, 64)
-    model = zoo.quantized_torchvision(name, image_size=size, calibration_batches=2, batch_size=4)
-    x = zoo.calibration_data(1, 2, (3, size, size), seed=7)[0]
-    return qnnpy.from_torch(model, (x,)), x.numpy()
+def _zoo_cases() -> list:
+    """Every zoo model under every profile. Each case compiles a whole model with TVM (15-100 s on
+    2 cores), so the default run takes ResNet-18 under every profile and the other models under
+    fbgemm (the profile that equals PyTorch's engine); the rest are marked slow
+    (`pytest -m slow tests/test_tvm_lowering.py`, results in the README)."""
+    return [pytest.param(name, profile, marks=() if name == "resnet18" or profile == "fbgemm" else pytest.mark.slow)
+            for name in MODELS for profile in PROFILES]
 
 
-@pytest.mark.parametrize("profile", PROFILES)
-@pytest.mark.parametrize("name", MODELS)
+@pytest.mark.parametrize("name, profile", _zoo_cases())
 def test_zoo_integer_form_equals_runtime(name, profile):
-    module, x = _zoo(name)
-    assert_identical(module, x, profile)
+    _, x, module = zoo_eager_model(name)  # the models of tests/test_zoo_models.py, built once per session
+    assert_identical(module, x.numpy(), profile)
 
 
 @pytest.mark.parametrize("profile", PROFILES)
 def test_build_integer_form_output_equals_runtime(profile):
-    module, x = _zoo("resnet18")
+    module, x = _op_case("pools_linear")  # conv, pools, flatten, linear: the whole-model path of build()
     runner = tvm_bridge.build(module, form="integer", profile=profile)
     np.testing.assert_array_equal(runner(x), module.run(x, profile=profile).dequantized)
 

@@ -19,7 +19,8 @@ from qnnpy.tvm_bridge.lowering.arith import const
 from qnnpy.tvm_bridge.lowering.island import Dequantized, Island, NotLowerable, op_name
 
 ELEMENTWISE = ("add", "subtract", "multiply", "divide", "clip", "nn.relu", "sigmoid", "nn.leakyrelu", "tanh",
-               "exp", "maximum", "minimum", "nn.gelu", "nn.silu", "sqrt", "rsqrt", "negative", "abs")
+               "exp", "maximum", "minimum", "nn.gelu", "nn.silu", "sqrt", "rsqrt", "negative", "abs", "where",
+               "greater", "less", "greater_equal", "less_equal")
 
 
 def _rebuild(island: Island, expr: Any, q: Any, x: Dequantized) -> Any:
