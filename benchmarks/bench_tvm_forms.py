@@ -6,8 +6,9 @@ ResNet-18 and MobileNetV2 at 1x3x224x224, one thread, all in one process: PyTorc
 qnnpy's runtime and the kernels form (TVM calling qnnpy's kernels, tvm_kernel_form) under
 both profiles, medians of interleaved rounds, ratios measured in the same run. Each call is
 timed twice: wall time, and the CPU time of the calling thread (with one thread that is all
-the work, and other processes on a shared machine disturb it less). The float QDQ form (tvm_bridge.build, about a second per image)
-runs a few times on its own, for reference. The CPU model and the load average are printed:
+the work, and other processes on a shared machine disturb it less). The float QDQ form and the
+integer form (TVM without tuned CPU schedules: seconds per image) run a few times on their own,
+for reference. The CPU model and the load average are printed:
 the machine may be shared.
 """
 from __future__ import annotations
@@ -80,7 +81,9 @@ def bench_model(name: str, model: torch.nn.Module, runs: int, qdq_runs: int) -> 
     for profile in ("fbgemm", "int32_bias"):
         kernels[profile], compile_s[f"kernels form ({profile})"] = timed(
             lambda: tvm_kernel_form.build(module, profile=profile))
-    qdq, compile_s["float QDQ form (tvm_bridge.build)"] = timed(lambda: tvm_bridge.build(module))
+    qdq, compile_s["float QDQ form"] = timed(lambda: tvm_bridge.build(module, form="qdq"))
+    integer, compile_s["integer form (int32_bias)"] = timed(
+        lambda: tvm_bridge.build(module, form="integer", profile="int32_bias"))
 
     for profile, runner in kernels.items():
         if not np.array_equal(runner(xn), module.run(xn, profile=profile).dequantized):
@@ -96,8 +99,10 @@ def bench_model(name: str, model: torch.nn.Module, runs: int, qdq_runs: int) -> 
             "kernels form (int32_bias)": lambda: kernels["int32_bias"](xn),
         }, runs)
     load_after = load_average()
-    qdq(xn)
-    qdq_times = [timed(lambda: qdq(xn))[1] * 1e3 for _ in range(qdq_runs)]
+    untuned = {}  # the forms TVM compiles without schedules: a few runs each, not interleaved
+    for form, runner in (("float QDQ form", qdq), ("integer form (int32_bias)", integer)):
+        runner(xn)
+        untuned[form] = statistics.median(timed(lambda: runner(xn))[1] * 1e3 for _ in range(qdq_runs))
 
     wall_ref, cpu_ref = t["qnnpy runtime (fbgemm)"]
     lines = [f"### {name}", "",
@@ -108,9 +113,9 @@ def bench_model(name: str, model: torch.nn.Module, runs: int, qdq_runs: int) -> 
     for contender, (w, c) in t.items():
         lines.append(f"| {contender} | {w:.2f} | {w / wall_ref:.3f}x | {w / wall_fb:.2f}x | {c:.2f} | "
                      f"{c / cpu_ref:.3f}x | {c / cpu_fb:.2f}x |")
-    qdq_ms = statistics.median(qdq_times)
-    lines.append(f"| float QDQ form (median of {qdq_runs}, not interleaved) | {qdq_ms:.0f} | {qdq_ms / wall_ref:.0f}x | "
-                 f"{qdq_ms / wall_fb:.0f}x | | | |")
+    for form, ms in untuned.items():
+        lines.append(f"| {form} (median of {qdq_runs}, not interleaved) | {ms:.0f} | {ms / wall_ref:.0f}x | "
+                     f"{ms / wall_fb:.0f}x | | | |")
     lines.append("")
     for profile in ("fbgemm", "int32_bias"):
         (kw, kc), (rw, rc) = t[f"kernels form ({profile})"], t[f"qnnpy runtime ({profile})"]
@@ -125,7 +130,8 @@ def bench_model(name: str, model: torch.nn.Module, runs: int, qdq_runs: int) -> 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=15, help="interleaved rounds (default 15)")
-    parser.add_argument("--qdq-runs", type=int, default=3, help="runs of the float QDQ form (default 3)")
+    parser.add_argument("--qdq-runs", type=int, default=3,
+                        help="runs of the float QDQ and integer forms, untuned in TVM (default 3)")
     parser.add_argument("--out", help="also write the results (markdown) to this file")
     args = parser.parse_args()
     warnings.filterwarnings("ignore")
