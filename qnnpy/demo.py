@@ -46,7 +46,7 @@ def main(argv: list[str] | None = None) -> int:
     agreement = qnnpy.compare_tvm(model, module, inputs, runner)
     print(agreement.summary())
 
-    t = _step(f"running qnnpy's integer runtime ({qnnpy._core.default_isa()} kernels) under both profiles, "
+    t = _step(f"running qnnpy's integer runtime ({qnnpy._core.default_isa()} kernels) under every profile, "
               "comparing every layer with PyTorch fbgemm")
     report = qnnpy.compare(model, module, inputs)
     for profile in report.layers:
