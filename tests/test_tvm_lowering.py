@@ -282,3 +282,16 @@ def test_foreign_elementwise_island_becomes_a_table_equal_to_the_float_island():
     got = relax.VirtualMachine(tvm.compile(lowered, target="llvm"), tvm.cpu())["main"](values)
     for g, w in zip(got, want):
         np.testing.assert_array_equal(g.numpy(), w.numpy())
+
+
+def test_fixed_point_adaptive_pool_takes_the_runtime_rule():
+    """Under fixed_point the runtime averages as int32_bias (QNNPACK's rule), not as fbgemm; the lowering
+    must ask the runtime which rule a profile follows. The input makes the two rules differ."""
+    graph = qnnpy._core.Graph()
+    a = graph.add_node("quantize", [graph.add_input("x", [1, 19, 8, 9])], "a", "a", "uint8", 0.021, 131)
+    pooled = graph.add_node("adaptive_avg_pool2d", [a], "gap", "gap", "uint8", 0.021, 131, ints={"output_size": [2, 3]})
+    graph.mark_output(graph.add_node("dequantize", [pooled], "dq", "dq", "float32"))
+    x = (np.random.default_rng(4).standard_normal((1, 19, 8, 9)) * 3).astype(np.float32)
+    int32_bias, fbgemm = (qnnpy._core.Executor(graph, p, "", 1).run([x])[0][0] for p in ("int32_bias", "fbgemm"))
+    assert (int32_bias != fbgemm).any(), "the rules agree on this input: the test cannot tell them apart"
+    assert_identical(qnnpy.QDQModule(graph), x, "fixed_point")

@@ -8,6 +8,9 @@
 namespace qnnpy::bindings {
 
 void bind_runtime(py::module_& m) {
+  m.def("follows_int32_bias_rules", [](const std::string& profile) { return follows_int32_bias_rules(parse_profile(profile)); },
+        py::arg("profile"),
+        "Whether ops other than conv / linear take the int32_bias (qnnpack) formulas under the profile.");
   py::class_<Executor>(m, "Executor")
       .def(py::init([](std::shared_ptr<Graph> g, const std::string& profile, const std::string& isa, int threads) {
              return std::make_unique<Executor>(g, parse_profile(profile), isa.empty() ? default_isa() : parse_isa(isa),

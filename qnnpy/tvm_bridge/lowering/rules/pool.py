@@ -3,7 +3,7 @@
 max_pool2d: the integer max pool (padding holds the dtype's minimum, so it never
 wins: the max over the in-bounds taps, as PyTorch's quantized max pool).
 adaptive_avg_pool2d (windows that tile the input): acc = sum over the window, then
-the runtime's rule (kernels.h AvgPoolRule, pool_ops.cpp): int32_bias, uint8 input
+the runtime's rule (kernels.h AvgPoolRule, pool_ops.cpp): int32_bias or fixed_point, uint8 input
 -> QNNPACK's y = cvtps(fl((sum - zp n) m)) + zp, m = fl(s_in / fl(s_out n));
 channels_last input -> fbgemm's NHWC rule, m = fl(1 / fl(1 / fl(fl(s_in/s_out) / n)));
 contiguous input -> y = cvtps(fl(sum fl(fl(1/kh)/kw))) (raw values). Multipliers come
@@ -77,7 +77,7 @@ def lower_adaptive_avg_pool2d(ctx: Context, island: Island) -> Any:
     kh, kw = h // oh, w // ow
     signed = island.out_dtype == "int8"
     rule = "qnnpack"
-    if ctx.node(island.name, "adaptive_avg_pool2d") is not None and not (ctx.profile == "int32_bias" and not signed):
+    if ctx.node(island.name, "adaptive_avg_pool2d") is not None and not (_core.follows_int32_bias_rules(ctx.profile) and not signed):
         rule = "fbgemm_nhwc" if ctx.hints.channels_last(name_of(x.data)) else "fbgemm_nchw"
     mult = np.float32(_core.lowering_adaptive_multiplier(rule, float(s_in), float(s_out), kh, kw))
     sums = _window_sums(x.data, shape, oh, ow)
