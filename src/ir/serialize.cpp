@@ -23,6 +23,7 @@ class Reader {
   explicit Reader(const std::string& s) : s_(s) {}
   void raw(void* p, size_t n) {
     if (n > s_.size() - pos_) throw std::invalid_argument("graph file is truncated");
+    if (n == 0) return;  // an empty vector's data() may be null, which memcpy must not get
     std::memcpy(p, s_.data() + pos_, n);
     pos_ += n;
   }
