@@ -89,7 +89,9 @@ class PickledObject:
         return f"PickledObject({self.class_name})"
 
 
-class _ArchiveUnpickler(pickle.Unpickler):
+# The pure-Python unpickler: its memo is a dict, where the C one sizes an array by the largest
+# memo index a file names (a 500-byte data.pkl with LONG_BINPUT 10**9 asked for gigabytes).
+class _ArchiveUnpickler(pickle._Unpickler):
     def __init__(self, archive: zipfile.ZipFile, prefix: str):
         super().__init__(io.BytesIO(archive.read(f"{prefix}/data.pkl")))
         self.archive = archive
@@ -122,15 +124,28 @@ def _archive_prefix(archive: zipfile.ZipFile) -> str:
     return roots[0]
 
 
-def read_archive_objects(path: str | os.PathLike | IO[bytes]) -> PickledObject:
-    """The root module of a ``torch.jit.save`` archive, unpickled into :class:`PickledObject` records."""
+def _read_root(path: str | os.PathLike | IO[bytes]) -> Any:
     with zipfile.ZipFile(path) as archive:
         prefix = _archive_prefix(archive)
         if f"{prefix}/byteorder" in archive.namelist():
             order = archive.read(f"{prefix}/byteorder").decode().strip()
             if order != sys.byteorder:
                 raise ConversionError(f"TorchScript archive is {order}-endian; this machine is {sys.byteorder}-endian")
-        root = _ArchiveUnpickler(archive, prefix).load()
+        return _ArchiveUnpickler(archive, prefix).load()
+
+
+def read_archive_objects(path: str | os.PathLike | IO[bytes]) -> PickledObject:
+    """The root module of a ``torch.jit.save`` archive, unpickled into :class:`PickledObject` records.
+
+    Raises :class:`ConversionError` for anything that is not a readable archive.
+    """
+    try:
+        root = _read_root(path)
+    except ConversionError:
+        raise
+    except Exception as e:  # a damaged zip or pickle fails in many ways (zipfile, pickle, torch); all mean "cannot read"
+        name = path if isinstance(path, (str, os.PathLike)) else "archive"
+        raise ConversionError(f"cannot read TorchScript archive {name}: {type(e).__name__}: {e}") from e
     if not isinstance(root, PickledObject):
         raise ConversionError(f"TorchScript archive holds {type(root).__name__}, not a module")
     return root
