@@ -148,7 +148,7 @@ Graph deserialize_graph(const std::string& bytes) {
       int32_t param = r.pod<int32_t>();
       if (param < 0 || param >= static_cast<int32_t>(g.params().size())) {
         throw std::invalid_argument("graph file: " + n.op + " (" + n.source + ") names param id " + std::to_string(param) +
-                                    " as its '" + role + "'; the file holds " + std::to_string(g.params().size()) + " params");
+                                    "; the file holds " + std::to_string(g.params().size()) + " params");
       }
       n.params[role] = param;
     }
