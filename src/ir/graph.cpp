@@ -1,9 +1,11 @@
 #include "ir/graph.h"
 
 #include <cctype>
+#include <cmath>
 #include <sstream>
 #include <stdexcept>
 
+#include "ir/limits.h"
 #include "ops/op_def.h"
 
 namespace qnnpy {
@@ -13,6 +15,53 @@ int64_t num_elements(const Shape& shape) {
   for (int64_t d : shape) n *= d;
   return n;
 }
+
+int64_t checked_num_elements(const Shape& shape, const std::string& what) {
+  if (static_cast<int64_t>(shape.size()) > kMaxRank) {
+    throw std::invalid_argument(what + ": rank " + std::to_string(shape.size()) + " exceeds " + std::to_string(kMaxRank));
+  }
+  int64_t n = 1;
+  for (int64_t d : shape) {
+    if (d < 1 || d > kMaxExtent) {
+      throw std::invalid_argument(what + ": shape " + shape_str(shape) + " has an axis outside [1, " +
+                                  std::to_string(kMaxExtent) + "]");
+    }
+    n *= d;  // n <= kMaxElements and d <= kMaxExtent: no overflow
+    if (n > kMaxElements) {
+      throw std::invalid_argument(what + ": shape " + shape_str(shape) + " holds more than " +
+                                  std::to_string(kMaxElements) + " elements");
+    }
+  }
+  return n;
+}
+
+namespace {
+
+// Quantization parameters of a param: finite positive scales, one zero point per
+// scale, and per channel one scale per index of `axis`.
+void check_param_qparams(const Param& p) {
+  const QParams& q = p.q;
+  auto fail = [&](const std::string& msg) { throw std::invalid_argument("param '" + p.name + "': " + msg); };
+  if (q.scale.size() != q.zero_point.size()) fail("scale and zero point counts differ");
+  if (q.axis < -1 || (q.per_channel() && q.axis >= static_cast<int>(p.shape.size()))) {
+    fail("quantization axis " + std::to_string(q.axis) + " outside its rank " + std::to_string(p.shape.size()));
+  }
+  if (q.per_channel() && static_cast<int64_t>(q.scale.size()) != p.shape[q.axis]) {
+    fail(std::to_string(q.scale.size()) + " per-channel scales for " + std::to_string(p.shape[q.axis]) + " channels");
+  }
+  if (!q.per_channel() && q.scale.size() > 1) fail("per-tensor quantization needs one scale");
+  for (float s : q.scale) {
+    if (!(s > 0.0f) || !std::isfinite(s)) fail("scale " + std::to_string(s) + " is not a finite positive number");
+  }
+  if (p.dtype == DType::Float32) return;
+  for (int32_t zp : q.zero_point) {
+    if (zp < dtype_min(p.dtype) || zp > dtype_max(p.dtype)) {
+      fail("zero point " + std::to_string(zp) + " outside the range of " + dtype_name(p.dtype));
+    }
+  }
+}
+
+}  // namespace
 
 std::string shape_str(const Shape& shape) {
   std::ostringstream os;
@@ -56,6 +105,8 @@ int Graph::add_value(Value v) {
 }
 
 int Graph::add_input(const std::string& name, const Shape& shape) {
+  check_mutable();
+  checked_num_elements(shape, "input '" + name + "'");
   Value v;
   v.name = unique_name(name);
   v.dtype = DType::Float32;
@@ -66,10 +117,18 @@ int Graph::add_input(const std::string& name, const Shape& shape) {
 }
 
 int Graph::add_param(Param p) {
-  size_t expected = static_cast<size_t>(num_elements(p.shape)) * dtype_size(p.dtype);
+  check_mutable();
+  size_t expected = static_cast<size_t>(checked_num_elements(p.shape, "param '" + p.name + "'")) * dtype_size(p.dtype);
   if (p.bytes.size() != expected) {
     throw std::invalid_argument("param '" + p.name + "': " + std::to_string(p.bytes.size()) +
                                 " bytes do not fit shape " + shape_str(p.shape) + " of " + dtype_name(p.dtype));
+  }
+  check_param_qparams(p);
+  if (p.dtype == DType::Float32) {
+    const float* f = p.data<float>();
+    for (size_t i = 0; i < p.bytes.size() / sizeof(float); ++i) {
+      if (!std::isfinite(f[i])) throw std::invalid_argument("param '" + p.name + "' holds " + std::to_string(f[i]) + " (not finite)");
+    }
   }
   p.name = unique_name(p.name);
   params_.push_back(std::move(p));
@@ -93,6 +152,7 @@ const Param& Graph::node_param(const Node& n, const std::string& role) const {
 }
 
 int Graph::add_node(Node node, Value output, const Shape& expected_shape) {
+  check_mutable();
   for (int id : node.inputs) value(id);
   for (const auto& kv : node.params) param(kv.second);
   output.shape = check_node(*this, node, output);
@@ -107,8 +167,17 @@ int Graph::add_node(Node node, Value output, const Shape& expected_shape) {
 }
 
 void Graph::mark_output(int value_id) {
+  check_mutable();
   value(value_id);
   outputs_.push_back(value_id);
+}
+
+}  // namespace qnnpy
+
+namespace qnnpy {
+
+void Graph::check_mutable() const {
+  if (frozen_) throw std::logic_error("the graph is in use by an executor and can no longer change: build a new graph");
 }
 
 }  // namespace qnnpy

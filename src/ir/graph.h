@@ -15,6 +15,10 @@ namespace qnnpy {
 using Shape = std::vector<int64_t>;
 
 int64_t num_elements(const Shape& shape);
+// The element count of `shape` after checking every axis is in [1, kMaxExtent] (ir/limits.h),
+// the rank at most kMaxRank and the count at most kMaxElements; throws
+// std::invalid_argument starting with `what` otherwise. Never overflows.
+int64_t checked_num_elements(const Shape& shape, const std::string& what);
 std::string shape_str(const Shape& shape);
 
 // Affine quantization: real = (q - zero_point) * scale.
@@ -73,6 +77,10 @@ class Graph {
   // `expected_shape` is non-empty, checks it against the inferred one.
   int add_node(Node node, Value output, const Shape& expected_shape = {});
   void mark_output(int value_id);
+  // Makes the graph read-only: an Executor freezes the graph it runs, since its
+  // runners keep references into it; adding to a frozen graph throws std::logic_error.
+  void freeze() const { frozen_ = true; }
+  bool frozen() const { return frozen_; }
 
   const std::vector<Value>& values() const { return values_; }
   const std::vector<Param>& params() const { return params_; }
@@ -88,6 +96,7 @@ class Graph {
 
  private:
   int add_value(Value v);
+  void check_mutable() const;
 
   std::vector<Value> values_;
   std::vector<Param> params_;
@@ -95,6 +104,7 @@ class Graph {
   std::vector<int> inputs_;
   std::vector<int> outputs_;
   std::set<std::string> used_names_;
+  mutable bool frozen_ = false;  // a one-way latch, set before any executor runs the graph
 };
 
 }  // namespace qnnpy

@@ -1,5 +1,6 @@
 #include "ir/serialize.h"
 
+#include <cctype>
 #include <cstring>
 #include <stdexcept>
 #include <string>
@@ -7,7 +8,9 @@
 namespace qnnpy {
 namespace {
 
-constexpr char kMagic[8] = {'Q', 'N', 'N', 'P', 'Y', 'G', '0', '1'};
+// A graph file starts with "QNNPYG" and the format version in two ASCII digits.
+constexpr char kMagic[6] = {'Q', 'N', 'N', 'P', 'Y', 'G'};
+constexpr int kFormatVersion = 1;
 
 class Writer {
  public:
@@ -76,6 +79,8 @@ Value read_value(Reader& r) {
 std::string serialize_graph(const Graph& g) {
   Writer w;
   w.raw(kMagic, sizeof kMagic);
+  const char version[2] = {static_cast<char>('0' + kFormatVersion / 10), static_cast<char>('0' + kFormatVersion % 10)};
+  w.raw(version, sizeof version);
   w.pod<uint64_t>(g.params().size());
   for (const Param& p : g.params()) {
     w.str(p.name);
@@ -114,6 +119,16 @@ Graph deserialize_graph(const std::string& bytes) {
   char magic[sizeof kMagic];
   r.raw(magic, sizeof magic);
   if (std::memcmp(magic, kMagic, sizeof kMagic) != 0) throw std::invalid_argument("not a qnnpy graph file (bad magic)");
+  char digits[2];
+  r.raw(digits, sizeof digits);
+  if (!std::isdigit(static_cast<unsigned char>(digits[0])) || !std::isdigit(static_cast<unsigned char>(digits[1]))) {
+    throw std::invalid_argument("not a qnnpy graph file (bad format version)");
+  }
+  const int version = (digits[0] - '0') * 10 + (digits[1] - '0');
+  if (version != kFormatVersion) {
+    throw std::invalid_argument("graph file format version " + std::to_string(version) + "; this qnnpy reads version " +
+                                std::to_string(kFormatVersion) + (version > kFormatVersion ? " (the file comes from a newer qnnpy: upgrade qnnpy)" : " (convert the model again)"));
+  }
   Graph g;
   uint64_t num_params = r.pod<uint64_t>();
   for (uint64_t i = 0; i < num_params; ++i) {

@@ -65,6 +65,10 @@ LayerParams add_layer_params(Graph& g, const std::string& prefix, const WeightVi
 
   const int64_t channels = out_channels < 0 ? w.shape[0] : out_channels;
   if (w.q.per_channel() && channels != w.shape[0]) throw std::invalid_argument(prefix + ": per-channel weights need one bias per weight row");
+  for (int64_t c = 0; c < channels; ++c) {
+    // nearbyint of a NaN would reach an int32 cast (undefined behaviour).
+    if (!std::isfinite(bias[c])) throw std::invalid_argument(prefix + ": bias[" + std::to_string(c) + "] = " + std::to_string(bias[c]) + " is not finite");
+  }
   std::vector<int32_t> qbias(channels);
   QParams bq;
   bq.axis = w.q.per_channel() ? 0 : -1;

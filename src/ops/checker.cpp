@@ -2,6 +2,8 @@
 
 #include <stdexcept>
 
+#include "ir/limits.h"
+
 namespace qnnpy {
 
 void Checker::fail(const std::string& msg) const { throw std::invalid_argument(n.op + " (" + n.source + "): " + msg); }
@@ -11,7 +13,9 @@ void Checker::inputs(size_t count) const {
 }
 
 void Checker::quantized(const Value& v) const {
-  if (v.dtype == DType::Float32 || v.q.empty()) fail("input '" + v.name + "' must be a quantized tensor");
+  if ((v.dtype != DType::UInt8 && v.dtype != DType::Int8) || v.q.empty()) {
+    fail("input '" + v.name + "' must be a quantized uint8 or int8 tensor");
+  }
 }
 
 void Checker::quantized_per_tensor(const Value& v) const {
@@ -31,6 +35,17 @@ std::vector<int64_t> Checker::pair(const std::string& key) const {
 
 void Checker::positive(const std::vector<int64_t>& v, const std::string& key) const {
   for (int64_t x : v) if (x < 1) fail("attribute '" + key + "' must be >= 1, got " + std::to_string(x));
+}
+
+void Checker::non_negative(const std::vector<int64_t>& v, const std::string& key) const {
+  for (int64_t x : v) if (x < 0) fail("attribute '" + key + "' must be >= 0, got " + std::to_string(x));
+}
+
+void Checker::reduction_length(int64_t length) const {
+  if (length > kMaxReductionLength) {
+    fail("reduction over " + std::to_string(length) + " products exceeds the int32 accumulator limit of " +
+         std::to_string(kMaxReductionLength) + " (ir/limits.h)");
+  }
 }
 
 int64_t Checker::axis(const std::string& key, size_t rank) const {

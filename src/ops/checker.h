@@ -22,11 +22,14 @@ struct Checker {
   void rank(const Value& v, size_t r) const;
   std::vector<int64_t> pair(const std::string& key) const;
   void positive(const std::vector<int64_t>& v, const std::string& key) const;
+  void non_negative(const std::vector<int64_t>& v, const std::string& key) const;
+  // The length of the int32 reductions of a weighted layer, refused past kMaxReductionLength (ir/limits.h).
+  void reduction_length(int64_t length) const;
   // A possibly negative axis attribute, normalized against `rank`.
   int64_t axis(const std::string& key, size_t rank) const;
 };
 
-// Output extent of a sliding window, PyTorch's formula (ceil_mode as in pooling).
+// Output extent of a sliding window (arguments bounded by kMaxExtent, so no overflow), PyTorch's formula (ceil_mode as in pooling).
 int64_t window_output_size(int64_t in, int64_t kernel, int64_t stride, int64_t pad, int64_t dilation, bool ceil_mode);
 
 // The rule of ops with one quantized input whose output has the input's shape.

@@ -55,6 +55,8 @@ Shape conv2d_rule(const Checker& c, const Value&) {
   auto stride = c.pair("stride"), padding = c.pair("padding"), dilation = c.pair("dilation");
   c.positive(stride, "stride");
   c.positive(dilation, "dilation");
+  c.non_negative(padding, "padding");
+  c.reduction_length(w.shape[1] * w.shape[2] * w.shape[3]);
   int64_t groups = c.n.int_attr("groups");
   if (groups < 1 || x.shape[1] % groups || w.shape[0] % groups) {
     c.fail("groups=" + std::to_string(groups) + " must divide input channels " + std::to_string(x.shape[1]) +
@@ -87,10 +89,13 @@ Shape conv_transpose2d_rule(const Checker& c, const Value&) {
   auto output_padding = c.pair("output_padding");
   c.positive(stride, "stride");
   c.positive(dilation, "dilation");
+  c.non_negative(padding, "padding");
   const int64_t groups = c.n.int_attr("groups");
   if (groups < 1 || w.shape[0] != x.shape[1] || x.shape[1] % groups) {
     c.fail("weight " + shape_str(w.shape) + " does not fit input " + shape_str(x.shape) + " with groups=" + std::to_string(groups));
   }
+  // It runs as a conv2d over the spread input: (in / groups) * kh * kw products per output.
+  c.reduction_length(x.shape[1] / groups * w.shape[2] * w.shape[3]);
   check_bias(c, w, w.shape[1] * groups);
   Shape out{x.shape[0], w.shape[1] * groups, 0, 0};
   for (int i = 0; i < 2; ++i) {
@@ -113,6 +118,7 @@ Shape linear_rule(const Checker& c, const Value&) {
   if (x.shape.empty() || x.shape.back() != w.shape[1]) {
     c.fail("input " + shape_str(x.shape) + " does not match weight " + shape_str(w.shape));
   }
+  c.reduction_length(w.shape[1]);
   check_bias(c, w, w.shape[0]);
   Shape out = x.shape;
   out.back() = w.shape[0];

@@ -1,16 +1,25 @@
+#include <cmath>
 #include <map>
 #include <stdexcept>
 #include <string>
 
+#include "ir/limits.h"
 #include "ops/op_def.h"
 
 namespace qnnpy {
 namespace {
 
+// Activations are stored one byte per element (uint8 or int8).
 void check_output_qparams(const Checker& c, const Value& out) {
-  if (out.dtype == DType::Float32) c.fail("output must be an integer dtype");
-  if (out.q.scale.size() != 1 || out.q.zero_point.size() != 1) c.fail("output needs per-tensor scale and zero point");
-  if (!(out.q.scale[0] > 0.0f)) c.fail("output scale must be positive, got " + std::to_string(out.q.scale[0]));
+  if (out.dtype != DType::UInt8 && out.dtype != DType::Int8) {
+    c.fail(std::string("output must be uint8 or int8 (activations take one byte per element), got ") + dtype_name(out.dtype));
+  }
+  if (out.q.scale.size() != 1 || out.q.zero_point.size() != 1 || out.q.per_channel()) {
+    c.fail("output needs per-tensor scale and zero point");
+  }
+  if (!(out.q.scale[0] > 0.0f) || !std::isfinite(out.q.scale[0])) {
+    c.fail("output scale must be finite and positive, got " + std::to_string(out.q.scale[0]));
+  }
   int32_t zp = out.q.zero_point[0];
   if (zp < dtype_min(out.dtype) || zp > dtype_max(out.dtype)) {
     c.fail("output zero point " + std::to_string(zp) + " outside the range of " + dtype_name(out.dtype));
@@ -55,9 +64,25 @@ const char* op_kind_name(OpKind kind) {
   return "?";
 }
 
-Shape check_node(const Graph& g, const Node& n, const Value& out) {
-  const OpDef& op = op_def(n);
-  const Checker c{g, n};
+namespace {
+
+// The checks every node passes whatever its op: bounded int attributes and finite
+// float attributes (each op's rule then checks their meaning).
+void check_attribute_ranges(const Checker& c) {
+  for (const auto& [key, values] : c.n.ints) {
+    for (int64_t v : values) {
+      if (v < -kMaxExtent || v > kMaxExtent) {
+        c.fail("attribute '" + key + "' = " + std::to_string(v) + " is outside [-" + std::to_string(kMaxExtent) + ", " +
+               std::to_string(kMaxExtent) + "]");
+      }
+    }
+  }
+  for (const auto& [key, v] : c.n.floats) {
+    if (!std::isfinite(v)) c.fail("attribute '" + key + "' = " + std::to_string(v) + " is not finite");
+  }
+}
+
+Shape check_by_kind(const OpDef& op, const Checker& c, const Value& out) {
   switch (op.kind) {
     case OpKind::Requantizing:
     case OpKind::Quantize:
@@ -76,6 +101,17 @@ Shape check_node(const Graph& g, const Node& n, const Value& out) {
     }
   }
   c.fail("op has no kind");
+}
+
+}  // namespace
+
+Shape check_node(const Graph& g, const Node& n, const Value& out) {
+  const OpDef& op = op_def(n);
+  const Checker c{g, n};
+  check_attribute_ranges(c);
+  Shape shape = check_by_kind(op, c, out);
+  checked_num_elements(shape, n.op + " (" + n.source + "): output");
+  return shape;
 }
 
 }  // namespace qnnpy

@@ -1,6 +1,7 @@
 // Pooling: max_pool2d, avg_pool2d, adaptive_avg_pool2d and the spatial mean, on
 // NCHW tensors; the output keeps the input's qparams.
 #include "emit/emitter.h"
+#include "ir/limits.h"
 #include "ops/op_def.h"
 #include "runtime/ops/runners.h"
 
@@ -18,11 +19,13 @@ Shape max_pool2d_rule(const Checker& c, const Value&) {
   c.positive(kernel, "kernel");
   c.positive(stride, "stride");
   c.positive(dilation, "dilation");
+  c.non_negative(padding, "padding");
   bool ceil_mode = c.n.int_attr("ceil_mode") != 0;
   Shape out{x.shape[0], x.shape[1], 0, 0};
   for (int i = 0; i < 2; ++i) {
     if (2 * padding[i] > kernel[i]) c.fail("padding must be at most half the kernel");
     out[2 + i] = window_output_size(x.shape[2 + i], kernel[i], stride[i], padding[i], dilation[i], ceil_mode);
+    if (out[2 + i] < 1) c.fail("kernel larger than padded input " + shape_str(x.shape));
   }
   return out;
 }
@@ -42,6 +45,9 @@ Shape adaptive_avg_pool2d_rule(const Checker& c, const Value&) {
   c.rank(x, 4);
   auto size = c.pair("output_size");
   c.positive(size, "output_size");
+  // A window spans at most ceil(in / out) + 1 input positions per axis.
+  const int64_t taps = (x.shape[2] / size[0] + 2) * (x.shape[3] / size[1] + 2);
+  if (taps > kMaxWindowTaps) c.fail("pooling windows of up to " + std::to_string(taps) + " values overflow the int32 sums");
   return {x.shape[0], x.shape[1], size[0], size[1]};
 }
 
@@ -59,6 +65,8 @@ Shape avg_pool2d_rule(const Checker& c, const Value&) {
   auto kernel = c.pair("kernel"), stride = c.pair("stride"), padding = c.pair("padding");
   c.positive(kernel, "kernel");
   c.positive(stride, "stride");
+  c.non_negative(padding, "padding");
+  if (kernel[0] * kernel[1] > kMaxWindowTaps) c.fail("a kernel of " + shape_str(kernel) + " overflows the int32 window sums");
   const bool ceil_mode = c.n.int_attr("ceil_mode") != 0;
   c.n.int_attr("count_include_pad");
   if (c.n.int_attr("divisor_override") < 0) c.fail("divisor_override must be >= 0 (0: none)");
@@ -66,6 +74,7 @@ Shape avg_pool2d_rule(const Checker& c, const Value&) {
   for (int i = 0; i < 2; ++i) {
     if (2 * padding[i] > kernel[i]) c.fail("padding must be at most half the kernel");
     out[2 + i] = window_output_size(x.shape[2 + i], kernel[i], stride[i], padding[i], 1, ceil_mode);
+    if (out[2 + i] < 1) c.fail("kernel larger than padded input " + shape_str(x.shape));
   }
   return out;
 }

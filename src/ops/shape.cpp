@@ -1,6 +1,7 @@
 // Ops that move values: reshape, permute, slice, cat and nearest upsampling.
 // All but cat keep the input's qparams; cat requantizes each input to its output's.
 #include "emit/emitter.h"
+#include "ir/limits.h"
 #include "ir/nearest.h"
 #include "ops/op_def.h"
 #include "runtime/ops/runners.h"
@@ -12,7 +13,7 @@ Shape reshape_rule(const Checker& c, const Value&) {
   c.inputs(1);
   c.quantized(c.in(0));
   const auto& shape = c.n.ints_attr("shape");
-  if (num_elements(shape) != num_elements(c.in(0).shape)) {
+  if (checked_num_elements(shape, c.n.op + " (" + c.n.source + "): attribute 'shape'") != num_elements(c.in(0).shape)) {
     c.fail("cannot reshape " + shape_str(c.in(0).shape) + " to " + shape_str(shape));
   }
   return shape;
@@ -95,10 +96,17 @@ Shape upsample_nearest2d_rule(const Checker& c, const Value&) {
   const Value& x = c.in(0);
   c.quantized(x);
   c.rank(x, 4);
-  c.n.float_attr("scale_h");
-  c.n.float_attr("scale_w");
   auto size = c.pair("output_size");
   c.positive(size, "output_size");
+  // 0: no scale factor. Otherwise the source index floor(dst / scale) must stay a
+  // small finite number (scale >= 1 / kMaxExtent) before nearest_source_index casts it.
+  for (const char* key : {"scale_h", "scale_w"}) {
+    const double scale = c.n.float_attr(key);
+    if (scale != 0.0 && !(scale * static_cast<double>(kMaxExtent) >= 1.0)) {
+      c.fail(std::string("attribute '") + key + "' must be 0 (none) or at least 1/" + std::to_string(kMaxExtent) +
+             ", got " + std::to_string(scale));
+    }
+  }
   return {x.shape[0], x.shape[1], size[0], size[1]};
 }
 
