@@ -21,6 +21,11 @@ PICKLED_MODULE = "pickled module"
 EXPORTED_PROGRAM = "torch.export program"
 
 
+# What reading a damaged zip's directory raises: besides BadZipFile, a record name that is not
+# UTF-8 raises UnicodeDecodeError and an unknown zip version NotImplementedError (Python's zipfile.py).
+ZIP_READ_ERRORS = (OSError, zipfile.BadZipFile, UnicodeDecodeError, NotImplementedError)
+
+
 class InputFileError(Exception):
     """A file that is missing, unreadable or does not hold what is needed."""
 
@@ -45,7 +50,10 @@ def _record_names(path: Path) -> list[str]:
 
 
 def detect_kind(path: str | os.PathLike) -> str:
-    """``"torchscript"``, ``"torch.export program"`` or ``"pickled module"`` (the default for anything else)."""
+    """``"torchscript"``, ``"torch.export program"`` or ``"pickled module"`` (the default for anything else).
+
+    Raises one of :data:`ZIP_READ_ERRORS` for a zip archive whose directory cannot be read.
+    """
     path = Path(path)
     if not zipfile.is_zipfile(path):
         return PICKLED_MODULE  # legacy (non-zip) torch.save; torch.load tells if it is not
@@ -139,7 +147,7 @@ def load_model_file(path: str | os.PathLike, trust_pickle: bool = False) -> Load
         raise InputFileError(f"{path} is not a file")
     try:
         kind = detect_kind(path)
-    except (OSError, zipfile.BadZipFile) as e:
+    except ZIP_READ_ERRORS as e:
         raise InputFileError(f"cannot read {path}: {e}") from e
     if kind == EXPORTED_PROGRAM:
         raise UnsupportedFormatError(

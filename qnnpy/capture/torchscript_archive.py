@@ -120,7 +120,9 @@ class _RecordReader:
         return self.cache[name]
 
 
-class _ArchiveUnpickler(pickle.Unpickler):
+# The pure-Python unpickler: its memo is a dict, where the C one sizes an array by the largest
+# memo index a file names (a 500-byte data.pkl with LONG_BINPUT 10**9 asked for gigabytes).
+class _ArchiveUnpickler(pickle._Unpickler):
     def __init__(self, records: _RecordReader, prefix: str):
         super().__init__(io.BytesIO(records.read(f"{prefix}/data.pkl")))
         self.records = records
@@ -174,7 +176,8 @@ def read_archive_objects(path: str | os.PathLike | IO[bytes], max_bytes: int = D
     except ConversionError:
         raise
     except Exception as e:  # zipfile, pickle and torch (as_strided bounds, qparams) raise many types on bad data
-        raise ConversionError(f"cannot read the TorchScript archive {path}: {type(e).__name__}: {e}") from e
+        name = path if isinstance(path, (str, os.PathLike)) else "archive"
+        raise ConversionError(f"cannot read the TorchScript archive {name}: {type(e).__name__}: {e}") from e
     if not isinstance(root, PickledObject):
         raise ConversionError(f"TorchScript archive holds {type(root).__name__}, not a module")
     return root

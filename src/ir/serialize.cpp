@@ -3,6 +3,7 @@
 #include <cctype>
 #include <cstring>
 #include <stdexcept>
+#include <string>
 
 namespace qnnpy {
 namespace {
@@ -26,6 +27,7 @@ class Reader {
   explicit Reader(const std::string& s) : s_(s) {}
   void raw(void* p, size_t n) {
     if (n > s_.size() - pos_) throw std::invalid_argument("graph file is truncated");
+    if (n == 0) return;  // an empty vector's data() may be null, which memcpy must not get
     std::memcpy(p, s_.data() + pos_, n);
     pos_ += n;
   }
@@ -156,7 +158,15 @@ Graph deserialize_graph(const std::string& bytes) {
       if (old < 0 || old >= static_cast<int>(new_id.size())) throw std::invalid_argument("graph file: node input out of order");
       n.inputs.push_back(new_id[old]);
     }
-    for (uint64_t k = r.pod<uint64_t>(); k > 0; --k) { std::string role = r.str(); n.params[role] = r.pod<int32_t>(); }
+    for (uint64_t k = r.pod<uint64_t>(); k > 0; --k) {
+      std::string role = r.str();
+      int32_t param = r.pod<int32_t>();
+      if (param < 0 || param >= static_cast<int32_t>(g.params().size())) {
+        throw std::invalid_argument("graph file: " + n.op + " (" + n.source + ") names param id " + std::to_string(param) +
+                                    "; the file holds " + std::to_string(g.params().size()) + " params");
+      }
+      n.params[role] = param;
+    }
     for (uint64_t k = r.pod<uint64_t>(); k > 0; --k) { std::string key = r.str(); n.ints[key] = r.vec<int64_t>(); }
     for (uint64_t k = r.pod<uint64_t>(); k > 0; --k) { std::string key = r.str(); n.floats[key] = r.pod<double>(); }
     Shape shape = v.shape;

@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets of fuzz/ with clang, ASan and UBSan:
+#   scripts/build_fuzzers.sh [BUILD_DIR]   (default build/fuzz)
+# The executables are BUILD_DIR/fuzz/fuzz_<target>; docs/fuzzing.md says how to run them.
+# A second run rebuilds only what changed.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BUILD_DIR=${1:-build/fuzz}
+CXX=${CXX_FUZZ:-clang++}
+if ! command -v "$CXX" >/dev/null; then
+  echo "build_fuzzers: $CXX not found (apt-get install clang libclang-rt-14-dev, or run scripts/setup.sh as root)" >&2
+  exit 2
+fi
+cmake -S . -B "$BUILD_DIR" -DCMAKE_CXX_COMPILER="$CXX" -DCMAKE_BUILD_TYPE= \
+  -DQNNPY_PYTHON=OFF -DQNNPY_TVM_KERNELS=OFF -DQNNPY_FUZZ=ON -DQNNPY_SANITIZE=address,undefined >/dev/null
+cmake --build "$BUILD_DIR" -j "$(nproc)"

@@ -1,0 +1,108 @@
+"""The fuzz targets in the suite (docs/fuzzing.md): every seed and past finding runs clean,
+then a short fuzz run of each target finds nothing; and the findings fixed so far, as plain tests.
+
+The libFuzzer targets are built once per machine into build/fuzz (scripts/build_fuzzers.sh;
+later sessions rebuild only what changed) and need clang; the atheris harnesses need only
+the atheris package. QNNPY_FUZZ_SECONDS sets the length of each short run (default 15 s).
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from qnnpy import QDQModule
+from qnnpy.capture.torchscript_archive import packed_param_states
+from qnnpy.errors import ConversionError
+from qnnpy.model_files import InputFileError, load_model_file
+
+ROOT = Path(__file__).resolve().parent.parent
+FUZZ = ROOT / "fuzz"
+SECONDS = int(os.environ.get("QNNPY_FUZZ_SECONDS", "15"))
+LIBFUZZER_TARGETS = ["graph_file", "packed_state"]
+# atheris harness -> the corpus it starts from
+ATHERIS_HARNESSES = {"saved_module": "graph_file", "torchscript_archive": "torchscript_archive"}
+# A fixed seed: the same mutations on every machine (only how far a run gets depends on its speed).
+FUZZ_FLAGS = ["-seed=1", "-rss_limit_mb=3072", "-timeout=30", "-print_final_stats=1"]
+
+
+def _inputs(target: str) -> list[Path]:
+    """Seeds and past findings of a target."""
+    return sorted(p for d in ("corpus", "regressions") for p in (FUZZ / d / target).glob("*"))
+
+
+def _check(result: subprocess.CompletedProcess, what: str) -> None:
+    output = (result.stdout + result.stderr).decode(errors="replace")
+    tail = "\n".join(line for line in output.splitlines() if not line.startswith("INFO: Instrumenting"))[-4000:]
+    assert result.returncode == 0, f"{what} exited with {result.returncode}:\n{tail}"
+
+
+@pytest.fixture(scope="session")
+def libfuzzer_dir() -> Path:
+    """build/fuzz/fuzz with the libFuzzer executables, (re)built once per session."""
+    if shutil.which("clang++") is None:
+        pytest.skip("clang++ is not installed, so the libFuzzer targets cannot be built "
+                    "(scripts/setup.sh installs clang and libclang-rt-14-dev when run as root)")
+    build = ROOT / "build" / "fuzz"
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    result = subprocess.run(["bash", str(ROOT / "scripts" / "build_fuzzers.sh"), str(build)], env=env,
+                            capture_output=True)
+    _check(result, "scripts/build_fuzzers.sh")
+    return build / "fuzz"
+
+
+@pytest.mark.parametrize("target", LIBFUZZER_TARGETS)
+def test_libfuzzer_target_runs_its_seeds_and_past_findings_clean(libfuzzer_dir: Path, target: str):
+    files = _inputs(target)
+    assert len(files) >= 10
+    _check(subprocess.run([str(libfuzzer_dir / f"fuzz_{target}"), *map(str, files)], capture_output=True),
+           f"fuzz_{target} on its corpus and regressions")
+
+
+@pytest.mark.parametrize("target", LIBFUZZER_TARGETS)
+def test_libfuzzer_short_run_finds_nothing(libfuzzer_dir: Path, target: str, tmp_path: Path):
+    corpus = shutil.copytree(FUZZ / "corpus" / target, tmp_path / "corpus")
+    command = [str(libfuzzer_dir / f"fuzz_{target}"), str(corpus), f"-max_total_time={SECONDS}",
+               f"-artifact_prefix={tmp_path}/", *FUZZ_FLAGS]
+    _check(subprocess.run(command, capture_output=True), f"{SECONDS} s of fuzz_{target} (crash input in {tmp_path})")
+
+
+def _atheris(harness: str, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-P", str(FUZZ / f"atheris_{harness}.py"), *args], capture_output=True)
+
+
+@pytest.mark.parametrize("harness", ATHERIS_HARNESSES)
+def test_atheris_harness_runs_its_seeds_and_past_findings_clean(harness: str):
+    files = _inputs(ATHERIS_HARNESSES[harness])
+    _check(_atheris(harness, *map(str, files)), f"atheris_{harness} on its corpus and regressions")
+
+
+@pytest.mark.parametrize("harness", ATHERIS_HARNESSES)
+def test_atheris_short_run_finds_nothing(harness: str, tmp_path: Path):
+    corpus = shutil.copytree(FUZZ / "corpus" / ATHERIS_HARNESSES[harness], tmp_path / "corpus")
+    _check(_atheris(harness, str(corpus), f"-max_total_time={SECONDS}", f"-artifact_prefix={tmp_path}/", *FUZZ_FLAGS),
+           f"{SECONDS} s of atheris_{harness} (crash input in {tmp_path})")
+
+
+# --- the findings, as plain tests (each failed before its fix) -----------------------------
+
+def test_graph_file_naming_a_missing_param_is_refused_with_value_error(tmp_path: Path):
+    (tmp_path / "graph.qnnpy").write_bytes((FUZZ / "regressions" / "graph_file" / "node-param-id-out-of-range").read_bytes())
+    with pytest.raises(ValueError, match="names param id .* the file holds"):
+        QDQModule.load(tmp_path)
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in (FUZZ / "regressions" / "torchscript_archive").glob("*")))
+def test_damaged_archive_is_refused_with_conversion_error(name: str):
+    with pytest.raises(ConversionError, match="TorchScript archive"):
+        packed_param_states(FUZZ / "regressions" / "torchscript_archive" / name)
+
+
+@pytest.mark.parametrize("name", ["record-name-not-utf8", "unknown-zip-version", "bad-central-directory"])
+def test_unreadable_zip_directory_is_an_input_file_error(name: str):
+    with pytest.raises(InputFileError, match="cannot read"):
+        load_model_file(FUZZ / "regressions" / "torchscript_archive" / name)
