@@ -13,13 +13,16 @@ namespace {
 
 // The input with its border: (batch, h + 2 ph, w + 2 pw, c) raw bytes, zx at the border,
 // so that the border's terms cancel against the zx * sum(w) correction in the bias.
-const uint8_t* pad_input(const uint8_t* x, int64_t batch, const ConvGeometry& g, const PreparedLayer& L) {
+// Rows are copied in tasks over the workers.
+const uint8_t* pad_input(const uint8_t* x, int64_t batch, const ConvGeometry& g, const PreparedLayer& L, int threads) {
   const int64_t hp = g.h + 2 * L.ph, wp = g.w + 2 * L.pw, c = g.cin;
   uint8_t* padded = thread_scratch<uint8_t, 3>(static_cast<size_t>(batch * hp * wp * c));
   const uint8_t zx = static_cast<uint8_t>(L.input_zp);  // int8 inputs: the byte of the signed zero point
-  for (int64_t b = 0; b < batch; ++b)
-    for (int64_t py = 0; py < hp; ++py) {
-      uint8_t* dst = padded + (b * hp + py) * wp * c;
+  const int64_t rows = batch * hp, rows_per_task = std::max<int64_t>(1, rows / (4 * threads));
+  parallel_chunks((rows + rows_per_task - 1) / rows_per_task, threads, [&](int64_t task, int) {
+    for (int64_t r = task * rows_per_task; r < std::min(rows, (task + 1) * rows_per_task); ++r) {
+      const int64_t b = r / hp, py = r % hp;
+      uint8_t* dst = padded + r * wp * c;
       const int64_t iy = py - L.ph;
       if (iy < 0 || iy >= g.h) {
         std::memset(dst, zx, wp * c);
@@ -29,12 +32,13 @@ const uint8_t* pad_input(const uint8_t* x, int64_t batch, const ConvGeometry& g,
       std::memcpy(dst + L.pw * c, x + (b * g.h + iy) * g.w * c, g.w * c);
       std::memset(dst + (L.pw + g.w) * c, zx, L.pw * c);
     }
+  });
   return padded;
 }
 
 void run_depthwise(const OpArgs& a, const PreparedLayer& L, int64_t batch, const ConvGeometry& g, uint8_t* out,
                    int threads) {
-  const uint8_t* padded = pad_input(a.in_buf().q.data(), batch, g, L);
+  const uint8_t* padded = pad_input(a.in_buf().q.data(), batch, g, L, threads);
   const int64_t hp = g.h + 2 * L.ph, wp = g.w + 2 * L.pw, c = g.cin;
   const DepthwiseRow s{c, g.ow, L.kh, L.kw, L.sw, L.dh, L.dw, wp * c};
   const bool sgn = a.is_signed();
@@ -120,7 +124,7 @@ const char* run_weighted(const OpArgs& a, const PreparedLayer& L, bool spatial, 
     g.cin = xv.shape.back(), batch = num_elements(xv.shape) / g.cin, g.h = g.w = g.oh = g.ow = 1;
   }
   const int64_t rows = batch * g.oh * g.ow;
-  y.q.assign(static_cast<size_t>(rows * L.cout), 0);
+  y.q.resize(static_cast<size_t>(rows * L.cout));  // every element is written below
 
   if (L.depthwise) {
     run_depthwise(a, L, batch, g, y.q.data(), threads);

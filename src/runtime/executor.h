@@ -52,7 +52,11 @@ class Executor {
   const KernelSet& k_;
   int threads_;
   std::vector<NodeRunner> runners_;  // node order
-  std::mutex run_mutex_;  // one run at a time per executor: runs share the timing records
+  std::mutex run_mutex_;  // one run at a time per executor: runs share the timing records and storage
+  // The 8-bit storage of every value, kept from one run to the next: a run then neither
+  // allocates nor zero-fills (page faults and memsets that no worker thread shares);
+  // every op writes all of its output.
+  std::vector<std::vector<uint8_t>> storage_;
   std::vector<double> node_seconds_;
   std::vector<std::string> node_kernels_;
 };
