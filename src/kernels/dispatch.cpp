@@ -129,6 +129,7 @@ const KernelSet& avx512_vnni_kernels() {
     KernelSet s = avx2_kernels();
     s.gemm_u8s8 = gemm_u8s8_avx512vnni;
     s.gemm_u8s8_exact = true;
+    s.depthwise_row = depthwise_row_avx512vnni;
     return s;
   }();
   return k;
