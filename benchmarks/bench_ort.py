@@ -22,6 +22,7 @@ import warnings
 from pathlib import Path
 
 import numpy as np
+import onnx
 import onnxruntime as ort
 import torch
 from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
@@ -55,12 +56,31 @@ def float_model(name: str) -> torch.nn.Module:
     return model
 
 
+def _own_initializers(path: str) -> None:
+    """Replaces each Identity of an initializer by a copy of it under the Identity's output name.
+
+    The exporter shares initializers with equal values (e.g. the all-zero biases of convs fused
+    with freshly initialised batch norms) through Identity nodes; quantize_static only quantizes
+    a bias that is an initializer, and would leave those convs with float biases."""
+    model = onnx.load(path)
+    graph = model.graph
+    inits = {i.name: i for i in graph.initializer}
+    for node in [n for n in graph.node if n.op_type == "Identity" and n.input[0] in inits]:
+        copy = onnx.TensorProto()
+        copy.CopyFrom(inits[node.input[0]])
+        copy.name = node.output[0]
+        graph.initializer.append(copy)
+        graph.node.remove(node)
+    onnx.save(model, path)
+
+
 def ort_int8_model(name: str, workdir: str) -> str:
     """Path of the QDQ int8 ONNX model of torchvision's `name`."""
     model = float_model(name)
     x = torch.randn(1, 3, 224, 224)
     fp32 = os.path.join(workdir, f"{name}.onnx")
     torch.onnx.export(model, (x,), fp32, input_names=["x"], output_names=["y"], opset_version=17, dynamo=False)
+    _own_initializers(fp32)
     int8 = os.path.join(workdir, f"{name}.int8.onnx")
     calibration = zoo.calibration_data(4, 8, (3, 224, 224), SEED + 1)
     quantize_static(fp32, int8, _Images("x", calibration), quant_format=QuantFormat.QDQ, per_channel=True,
