@@ -7,8 +7,9 @@ All figures come from one process and one run: medians of repeated forwards at
 measured in the same run, 2-thread scaling, the
 load average while measuring, time per kernel kind, and per-layer GMAC/s of the
 slowest convs against the measured ceiling of the kernel each used (register-only
-loops: vpmaddubsw + vpmaddwd + vpaddd for gemm_u8s8, vpmaddwd + vpaddd for gemm_s16
-and depthwise).
+loops: vpdpbusd on zmm for gemm_u8s8 under the avx512vnni kernels, vpmaddubsw +
+vpmaddwd + vpaddd for gemm_u8s8 under avx2, vpmaddwd + vpaddd for gemm_s16 and
+depthwise).
 """
 from __future__ import annotations
 
@@ -142,7 +143,8 @@ def bench_model(name: str, model: torch.nn.Module, runs: int, peaks: dict[str, f
     lines.append("|---|---|---|---|---|---|")
     for i in sorted(macs, key=lambda i: -seconds[i])[:10]:
         rate = macs[i] / seconds[i] / 1e9
-        peak = peaks["u8s8"] if kernels[i] == "gemm_u8s8" else peaks["s16"]
+        u8s8_peak = peaks["vnni"] if _core.default_isa() == "avx512vnni" else peaks["u8s8"]
+        peak = u8s8_peak if kernels[i] == "gemm_u8s8" else peaks["s16"]
         lines.append(f"| {nodes[i]['source']} | {kernels[i]} | {macs[i] / 1e9:.3f} | {seconds[i] * 1e3:.2f} | {rate:.1f} | "
                      f"{rate / peak:.0%} |")
     lines.append("")
@@ -155,11 +157,13 @@ def main() -> None:
     parser.add_argument("--out", default=None, help="write the markdown report here as well")
     args = parser.parse_args()
     warnings.filterwarnings("ignore")
-    peaks = {"u8s8": _core.peak_u8s8_gmacs(0.5), "s16": _core.peak_madd_gmacs(0.5)}
+    peaks = {"u8s8": _core.peak_u8s8_gmacs(0.5), "s16": _core.peak_madd_gmacs(0.5),
+             "vnni": _core.peak_vnni_gmacs(0.5)}
     lines = ["# Benchmarks", "", f"CPU: {cpu_model()} ({_core.default_isa()} kernels), torch {torch.__version__}, "
              f"median of {args.runs} interleaved rounds after 3 warm-up runs, input 1x3x224x224.", "",
              f"Ceilings measured here (register-only loops, one core): {peaks['u8s8']:.1f} GMAC/s for u8 x s8 "
-             f"(vpmaddubsw + vpmaddwd + vpaddd), {peaks['s16']:.1f} GMAC/s for int16 (vpmaddwd + vpaddd).", ""]
+             f"(vpmaddubsw + vpmaddwd + vpaddd), {peaks['s16']:.1f} GMAC/s for int16 (vpmaddwd + vpaddd), "
+             f"{peaks['vnni']:.1f} GMAC/s for u8 x s8 with AVX-512 VNNI (vpdpbusd on zmm; 0: not available).", ""]
     for name, build in (("ResNet-18", lambda: zoo.quantized_resnet18()), ("MobileNetV2", lambda: zoo.quantized_mobilenet_v2())):
         print(f"[bench] {name}: building and calibrating", flush=True)
         lines += bench_model(name, build(), args.runs, peaks)

@@ -1,7 +1,8 @@
 """The Python side of the C++ executor (``src/runtime``): runs a module's graph in int8/int32 arithmetic.
 
-``isa`` selects ``"scalar"`` or ``"avx2"`` kernels; by default AVX2 when the CPU has
-it, unless the environment variable ``QNNPY_ISA=scalar`` (or ``avx2``) says otherwise.
+``isa`` selects ``"scalar"``, ``"avx2"`` or ``"avx512vnni"`` kernels (the last: the AVX2
+set with the AVX-512 VNNI GEMM); by default the widest the CPU has, unless the
+environment variable ``QNNPY_ISA=scalar`` (or ``avx2``, ``avx512vnni``) says otherwise.
 Profiles are described in :mod:`qnnpy.profiles`.
 """
 from __future__ import annotations

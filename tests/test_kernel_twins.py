@@ -1,4 +1,5 @@
-"""Every AVX2 kernel against its scalar twin, bit for bit, on random shapes and edge values.
+"""Every vector kernel set (AVX2, and AVX-512 VNNI where the CPU has it) against the
+scalar twins, bit for bit, on random shapes and edge values.
 
 Graphs are built directly in the IR (no PyTorch), so shapes, qparams and weights can
 be pushed to the edges: odd channel counts and tails, 1x1 to 7x7 kernels, stride 2,
@@ -13,12 +14,22 @@ import pytest
 from qnnpy import _core
 
 
-def _run_both(graph: _core.Graph, x: np.ndarray, profile: str) -> None:
+@pytest.fixture(params=[
+    "avx2",
+    pytest.param("avx512vnni", marks=pytest.mark.skipif(not _core.cpu_has_avx512_vnni(),
+                                                        reason="this CPU (or OS) has no AVX-512 VNNI")),
+])
+def vector_isa(request) -> str:
+    """The vector kernel set compared with the scalar one."""
+    return request.param
+
+
+def _run_both(graph: _core.Graph, x: np.ndarray, profile: str, vector_isa: str) -> None:
     outs = {}
-    for isa in ("scalar", "avx2"):
-        out, captured = _core.Executor(graph, profile, isa, 2 if isa == "avx2" else 1).run([x], True)
+    for isa in ("scalar", vector_isa):
+        out, captured = _core.Executor(graph, profile, isa, 1 if isa == "scalar" else 2).run([x], True)
         outs[isa] = (out, captured)
-    (out_s, cap_s), (out_v, cap_v) = outs["scalar"], outs["avx2"]
+    (out_s, cap_s), (out_v, cap_v) = outs["scalar"], outs[vector_isa]
     assert cap_s.keys() == cap_v.keys()
     for name in cap_s:
         np.testing.assert_array_equal(cap_s[name], cap_v[name], err_msg=f"{name} ({profile})")
@@ -63,7 +74,7 @@ CONV_CASES = [
 @pytest.mark.parametrize("case", CONV_CASES, ids=lambda c: f"c{c[0]}-{c[1]}_k{c[2][0]}x{c[2][1]}_s{c[3]}_d{c[5]}_g{c[6]}")
 @pytest.mark.parametrize("input_zp", [0, 255, 131])
 @pytest.mark.parametrize("profile", ["int32_bias", "fbgemm", "fixed_point"])
-def test_conv_twins(case, input_zp, profile):
+def test_conv_twins(case, input_zp, profile, vector_isa):
     cin, cout, k, stride, pad, dil, groups, h, w = case
     rng = np.random.default_rng(hash((case, input_zp)) % 2**32)
     g = _core.Graph()
@@ -72,12 +83,12 @@ def test_conv_twins(case, input_zp, profile):
         gg = _core.Graph.deserialize(g.serialize())
         y = _conv(gg, x, rng, cin, cout, k, stride, pad, dil, groups, relu, per_channel, 0.7, 7)
         gg.mark_output(gg.add_node("dequantize", [y], "dq", "dq", "float32"))
-        _run_both(gg, rng.standard_normal((2, cin, h, w)).astype(np.float32) * 3, profile)
+        _run_both(gg, rng.standard_normal((2, cin, h, w)).astype(np.float32) * 3, profile, vector_isa)
 
 
 @pytest.mark.parametrize("dtype, input_zp", [("int8", -128), ("int8", 0), ("int8", 37), ("uint8", 255), ("uint8", 3)])
 @pytest.mark.parametrize("profile", ["int32_bias", "fixed_point"])
-def test_depthwise_equals_the_dense_conv_with_block_diagonal_weights(dtype, input_zp, profile):
+def test_depthwise_equals_the_dense_conv_with_block_diagonal_weights(dtype, input_zp, profile, vector_isa):
     """The depthwise kernels (raw x, zx folded into the bias) against the GEMM paths."""
     rng = np.random.default_rng(input_zp + 1000)
     c, stride, pad, dil = 35, 2, 2, 2
@@ -87,7 +98,7 @@ def test_depthwise_equals_the_dense_conv_with_block_diagonal_weights(dtype, inpu
     scale, bias = rng.uniform(1e-3, 5e-2, c), rng.standard_normal(c).astype(np.float32)
     x_in = rng.standard_normal((2, c, 10, 9)).astype(np.float32) * 3
     outs = {}
-    for isa in ("scalar", "avx2"):
+    for isa in ("scalar", vector_isa):
         for groups, weight in ((c, w), (1, dense)):
             g = _core.Graph()
             x = g.add_node("quantize", [g.add_input("x", [2, c, 10, 9])], "q", "q", dtype, 0.05, input_zp)
@@ -104,7 +115,7 @@ def test_depthwise_equals_the_dense_conv_with_block_diagonal_weights(dtype, inpu
 
 
 @pytest.mark.parametrize("out_dtype, out_zp, relu", [("int8", -5, False), ("int8", 100, True), ("uint8", 250, False)])
-def test_requantize_twins_on_wide_rows(out_dtype, out_zp, relu):
+def test_requantize_twins_on_wide_rows(out_dtype, out_zp, relu, vector_isa):
     """77 output channels: the 32-wide packing loop, the 8-wide loop and the scalar tail."""
     rng = np.random.default_rng(out_zp + 300)
     g = _core.Graph()
@@ -115,11 +126,11 @@ def test_requantize_twins_on_wide_rows(out_dtype, out_zp, relu):
                      rng.standard_normal(77).astype(np.float32) * 50, relu, out_dtype, 0.05, out_zp)
     g.mark_output(g.add_node("dequantize", [y], "dq", "dq", "float32"))
     for profile in ("int32_bias", "fbgemm", "fixed_point"):
-        _run_both(g, rng.standard_normal((1, 40, 5, 6)).astype(np.float32) * 4, profile)
+        _run_both(g, rng.standard_normal((1, 40, 5, 6)).astype(np.float32) * 4, profile, vector_isa)
 
 
 @pytest.mark.parametrize("profile", ["int32_bias", "fbgemm"])
-def test_conv_twins_with_extreme_scales_and_saturated_bias(profile):
+def test_conv_twins_with_extreme_scales_and_saturated_bias(profile, vector_isa):
     rng = np.random.default_rng(7)
     g = _core.Graph()
     x = _quantized_input(g, (1, 9, 8, 8), 1e-6, 200)
@@ -130,12 +141,12 @@ def test_conv_twins_with_extreme_scales_and_saturated_bias(profile):
     assert conv_node["ints"]["bias_saturated"][0] > 0
     y2 = _conv(g, y, rng, 11, 6, (1, 1), 1, 0, 1, 1, True, True, 1e-5, 0)
     g.mark_output(g.add_node("dequantize", [y2], "dq", "dq", "float32"))
-    _run_both(g, (rng.standard_normal((1, 9, 8, 8)) * 1e-4).astype(np.float32), profile)
+    _run_both(g, (rng.standard_normal((1, 9, 8, 8)) * 1e-4).astype(np.float32), profile, vector_isa)
 
 
 @pytest.mark.parametrize("rows, k, n", [(1, 512, 1000), (13, 37, 21), (7, 1, 3), (20, 64, 16)])
 @pytest.mark.parametrize("profile", ["int32_bias", "fbgemm", "fixed_point"])
-def test_linear_twins(rows, k, n, profile):
+def test_linear_twins(rows, k, n, profile, vector_isa):
     rng = np.random.default_rng(rows * 1000 + k)
     g = _core.Graph()
     x = g.add_input("x", [rows, k])
@@ -145,13 +156,13 @@ def test_linear_twins(rows, k, n, profile):
     y = g.add_linear(q, "fc", "fc", w, rng.uniform(1e-3, 1e-2, n), zp, 0, rng.standard_normal(n).astype(np.float32),
                      False, "uint8", 0.2, 100)
     g.mark_output(g.add_node("dequantize", [y], "dq", "dq", "float32"))
-    _run_both(g, rng.standard_normal((rows, k)).astype(np.float32), profile)
+    _run_both(g, rng.standard_normal((rows, k)).astype(np.float32), profile, vector_isa)
 
 
 @pytest.mark.parametrize("shape", [(1, 64, 56, 56), (2, 3, 5, 7), (1, 13, 9, 1)])
 @pytest.mark.parametrize("relu", [0, 1])
 @pytest.mark.parametrize("profile", ["int32_bias", "fbgemm"])
-def test_elementwise_and_pool_twins(shape, relu, profile):
+def test_elementwise_and_pool_twins(shape, relu, profile, vector_isa):
     rng = np.random.default_rng(sum(shape) + relu)
     g = _core.Graph()
     x = g.add_input("x", list(shape))
@@ -169,22 +180,22 @@ def test_elementwise_and_pool_twins(shape, relu, profile):
                       ints={"shape": [shape[0], shape[1] * out_hw[0] * out_hw[1]]})
     g.mark_output(g.add_node("dequantize", [flat], "dq", "dq", "float32"))
     g.mark_output(g.add_node("dequantize", [avg_in], "dq_in", "dq_in", "float32"))
-    _run_both(g, (rng.standard_normal(shape) * 4).astype(np.float32), profile)
+    _run_both(g, (rng.standard_normal(shape) * 4).astype(np.float32), profile, vector_isa)
 
 
-def test_quantize_twins_on_huge_values_and_tails():
+def test_quantize_twins_on_huge_values_and_tails(vector_isa):
     g = _core.Graph()
     x = g.add_input("x", [1, 1, 1, 1003])
     q = g.add_node("quantize", [x], "q", "q", "uint8", 1e-3, 3)
     g.mark_output(g.add_node("dequantize", [q], "dq", "dq", "float32"))
     values = np.concatenate([np.linspace(-1e12, 1e12, 500), np.linspace(-0.3, 0.3, 503)]).astype(np.float32)
-    _run_both(g, values.reshape(1, 1, 1, 1003), "fbgemm")
+    _run_both(g, values.reshape(1, 1, 1, 1003), "fbgemm", vector_isa)
 
 
 @pytest.mark.parametrize("shape", [(1, 40, 9, 7), (2, 13, 5, 3), (1, 3, 1, 1)])
 @pytest.mark.parametrize("dtype, zp", [("uint8", 0), ("uint8", 255), ("int8", -128), ("int8", 5)])
 @pytest.mark.parametrize("profile", ["int32_bias", "fbgemm"])
-def test_table_mul_cat_and_avg_pool_twins(shape, dtype, zp, profile):
+def test_table_mul_cat_and_avg_pool_twins(shape, dtype, zp, profile, vector_isa):
     """Lookup-table ops, broadcast mul, cat (copy, vector and tail channels) and avg_pool2d."""
     rng = np.random.default_rng(sum(shape) + abs(zp))
     g = _core.Graph()
@@ -216,12 +227,12 @@ def test_table_mul_cat_and_avg_pool_twins(shape, dtype, zp, profile):
                                        rng.uniform(0.1, 2.0, c).astype(np.float32), 1e-5, relu, dtype, 0.04, zp))
     for i, y in enumerate(outs):
         g.mark_output(g.add_node("dequantize", [y], f"dq{i}", f"dq{i}", "float32"))
-    _run_both(g, (rng.standard_normal(shape) * 3).astype(np.float32), profile)
+    _run_both(g, (rng.standard_normal(shape) * 3).astype(np.float32), profile, vector_isa)
 
 
 @pytest.mark.parametrize("input_zp", [0, 200])
 @pytest.mark.parametrize("profile", ["int32_bias", "fbgemm", "fixed_point"])
-def test_conv_transpose_twins(input_zp, profile):
+def test_conv_transpose_twins(input_zp, profile, vector_isa):
     rng = np.random.default_rng(input_zp + 3)
     g = _core.Graph()
     x = _quantized_input(g, (2, 6, 5, 7), 0.05, input_zp)
@@ -231,4 +242,4 @@ def test_conv_transpose_twins(input_zp, profile):
     y = g.add_conv_transpose2d(x, "up", "up", 2, config, w, np.array([0.02]), np.array([0]), -1,
                                rng.standard_normal(5).astype(np.float32), True, "uint8", 0.3, 11)
     g.mark_output(g.add_node("dequantize", [y], "dq", "dq", "float32"))
-    _run_both(g, (rng.standard_normal((2, 6, 5, 7)) * 3).astype(np.float32), profile)
+    _run_both(g, (rng.standard_normal((2, 6, 5, 7)) * 3).astype(np.float32), profile, vector_isa)

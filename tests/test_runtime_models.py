@@ -34,16 +34,21 @@ def test_int32_bias_profile_equals_qnnpack_engine_at_every_layer(resnet18, resne
     assert report.all_identical("int32_bias"), report.table()
 
 
+@pytest.mark.parametrize("isa", [
+    "avx2",
+    pytest.param("avx512vnni", marks=pytest.mark.skipif(not qnnpy._core.cpu_has_avx512_vnni(),
+                                                        reason="this CPU (or OS) has no AVX-512 VNNI")),
+])
 @pytest.mark.parametrize("profile", ["int32_bias", "fbgemm"])
-def test_scalar_and_avx2_kernels_agree_on_resnet18(module, resnet18_inputs, profile):
+def test_scalar_and_vector_kernels_agree_on_resnet18(module, resnet18_inputs, profile, isa):
     if not qnnpy._core.cpu_has_avx2():
         pytest.fail("this test machine is expected to have AVX2")
     x = resnet18_inputs[1].numpy()
     scalar = module.run(x, profile=profile, isa="scalar", capture=True)
-    avx2 = module.run(x, profile=profile, isa="avx2", capture=True, threads=2)
-    assert scalar.intermediates.keys() == avx2.intermediates.keys()
+    vector = module.run(x, profile=profile, isa=isa, capture=True, threads=2)
+    assert scalar.intermediates.keys() == vector.intermediates.keys()
     for name, a in scalar.intermediates.items():
-        np.testing.assert_array_equal(a, avx2.intermediates[name], err_msg=name)
+        np.testing.assert_array_equal(a, vector.intermediates[name], err_msg=name)
 
 
 def test_run_returns_quantized_and_dequantized_output(module, resnet18, resnet18_inputs):

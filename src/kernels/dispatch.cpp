@@ -1,9 +1,12 @@
 // CPU feature detection, ISA selection, and the shared helpers of both kernel sets.
+#include <cpuid.h>
+
 #include <cstdlib>
 #include <cstring>
 #include <stdexcept>
 
 #include "kernels/avx2/avx2_kernels.h"
+#include "kernels/avx512/avx512_kernels.h"
 #include "kernels/scalar/scalar_kernels.h"
 
 namespace qnnpy {
@@ -13,14 +16,36 @@ bool cpu_has_avx2() {
   return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
 }
 
+bool cpu_has_avx512_vnni() {
+  unsigned eax, ebx, ecx, edx;
+  // Leaf 1, ecx bit 27: OSXSAVE (xgetbv usable).
+  if (!__get_cpuid(1, &eax, &ebx, &ecx, &edx) || !(ecx & (1u << 27))) return false;
+  // Leaf 7 subleaf 0: ebx bits 16 (AVX512F), 30 (AVX512BW), 31 (AVX512VL); ecx bit 11 (AVX512_VNNI).
+  if (!__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx)) return false;
+  const unsigned ebx_bits = (1u << 16) | (1u << 30) | (1u << 31);
+  if ((ebx & ebx_bits) != ebx_bits || !(ecx & (1u << 11))) return false;
+  // XCR0 bits 1-2 (xmm, ymm) and 5-7 (opmask, upper halves of zmm0-15, zmm16-31): 0xE6.
+  unsigned xcr0_lo, xcr0_hi;
+  __asm__("xgetbv" : "=a"(xcr0_lo), "=d"(xcr0_hi) : "c"(0));
+  return (xcr0_lo & 0xE6u) == 0xE6u && cpu_has_avx2();
+}
+
 Isa parse_isa(const std::string& name) {
   if (name == "scalar") return Isa::Scalar;
   if (name == "avx2") {
     if (!cpu_has_avx2()) throw std::invalid_argument("isa 'avx2' requested but this CPU has no AVX2+FMA");
     return Isa::Avx2;
   }
-  if (name == "auto" || name.empty()) return cpu_has_avx2() ? Isa::Avx2 : Isa::Scalar;
-  throw std::invalid_argument("unknown isa '" + name + "' (expected auto, scalar or avx2)");
+  if (name == "avx512vnni") {
+    if (!cpu_has_avx512_vnni()) {
+      throw std::invalid_argument("isa 'avx512vnni' requested but this CPU (or OS) has no AVX-512 F/BW/VL + VNNI");
+    }
+    return Isa::Avx512Vnni;
+  }
+  if (name == "auto" || name.empty()) {
+    return cpu_has_avx512_vnni() ? Isa::Avx512Vnni : cpu_has_avx2() ? Isa::Avx2 : Isa::Scalar;
+  }
+  throw std::invalid_argument("unknown isa '" + name + "' (expected auto, scalar, avx2 or avx512vnni)");
 }
 
 Isa default_isa() {
@@ -28,7 +53,17 @@ Isa default_isa() {
   return parse_isa(env ? env : "auto");
 }
 
-const char* isa_name(Isa isa) { return isa == Isa::Avx2 ? "avx2" : "scalar"; }
+const char* isa_name(Isa isa) {
+  switch (isa) {
+    case Isa::Avx2:
+      return "avx2";
+    case Isa::Avx512Vnni:
+      return "avx512vnni";
+    case Isa::Scalar:
+      break;
+  }
+  return "scalar";
+}
 
 int64_t packed_b_size(int64_t k, int64_t n) {
   const int64_t kp = (k + 1) / 2 * 2, np = (n + kGemmNR - 1) / kGemmNR * kGemmNR;
@@ -75,7 +110,8 @@ const KernelSet& scalar_kernels() {
   static const KernelSet k = {gemm_s16_scalar,  requantize_scalar, depthwise_row_scalar, quantize_scalar,
                               dequantize_scalar, add_float_scalar, add_fixed_scalar,    relu_scalar,
                               max_pool2d_scalar, adaptive_avg_pool2d_scalar, lookup_scalar, mul_scalar,
-                              avg_pool2d_scalar, batch_norm_scalar, gemm_u8s8_scalar, clamp_u8_scalar};
+                              avg_pool2d_scalar, batch_norm_scalar, gemm_u8s8_scalar, clamp_u8_scalar,
+                              false};
   return k;
 }
 
@@ -83,10 +119,32 @@ const KernelSet& avx2_kernels() {
   static const KernelSet k = {gemm_s16_avx2,  requantize_avx2, depthwise_row_avx2, quantize_avx2,
                               dequantize_avx2, add_float_avx2, add_fixed_avx2,    relu_avx2,
                               max_pool2d_avx2, adaptive_avg_pool2d_avx2, lookup_avx2, mul_avx2,
-                              avg_pool2d_avx2, batch_norm_avx2, gemm_u8s8_avx2, clamp_u8_avx2};
+                              avg_pool2d_avx2, batch_norm_avx2, gemm_u8s8_avx2, clamp_u8_avx2,
+                              false};
   return k;
 }
 
-const KernelSet& kernel_set(Isa isa) { return isa == Isa::Avx2 ? avx2_kernels() : scalar_kernels(); }
+const KernelSet& avx512_vnni_kernels() {
+  static const KernelSet k = [] {
+    KernelSet s = avx2_kernels();
+    s.gemm_u8s8 = gemm_u8s8_avx512vnni;
+    s.gemm_u8s8_exact = true;
+    s.depthwise_row = depthwise_row_avx512vnni;
+    return s;
+  }();
+  return k;
+}
+
+const KernelSet& kernel_set(Isa isa) {
+  switch (isa) {
+    case Isa::Avx2:
+      return avx2_kernels();
+    case Isa::Avx512Vnni:
+      return avx512_vnni_kernels();
+    case Isa::Scalar:
+      break;
+  }
+  return scalar_kernels();
+}
 
 }  // namespace qnnpy

@@ -1,5 +1,6 @@
 // The integer kernels of the runtime. Each exists as a scalar reference and an
-// AVX2 variant (src/kernels/scalar, src/kernels/avx2); both must agree bit for bit.
+// AVX2 variant (src/kernels/scalar, src/kernels/avx2), some also as an AVX-512 VNNI
+// variant (src/kernels/avx512); all must agree bit for bit.
 // 4-D activations are NHWC; "bytes" hold uint8 or int8 values per `is_signed`.
 #pragma once
 
@@ -15,12 +16,14 @@ namespace qnnpy {
 // elements and a scalar loop over the rest (aten/src/ATen/native/cpu/Loops.h).
 constexpr int64_t kTorchVectorBlock = 64;
 
-enum class Isa { Scalar, Avx2 };
+enum class Isa { Scalar, Avx2, Avx512Vnni };
 
 bool cpu_has_avx2();
-// The ISA to use: QNNPY_ISA=scalar|avx2 forces one; otherwise AVX2 when the CPU has it.
+// AVX-512 F/BW/VL and VNNI reported by cpuid, and the zmm state enabled by the OS (xgetbv).
+bool cpu_has_avx512_vnni();
+// The ISA to use: QNNPY_ISA=scalar|avx2|avx512vnni forces one; otherwise the widest the CPU has.
 Isa default_isa();
-Isa parse_isa(const std::string& name);  // "scalar", "avx2" or "auto"
+Isa parse_isa(const std::string& name);  // "scalar", "avx2", "avx512vnni" or "auto"
 const char* isa_name(Isa isa);
 
 // B (k x n int16, row-major) packed for gemm_s16: n padded to kGemmNR columns,
@@ -186,10 +189,13 @@ struct KernelSet {
   // out[i] = min(x[i], bound) (unsigned); flags[b] = 1 when a byte of block b (bytes
   // [kClampBlock * b, kClampBlock * (b + 1)) of x) exceeds bound, else 0. Returns the number of flagged blocks.
   int64_t (*clamp_u8)(const uint8_t* x, int64_t n, uint8_t bound, uint8_t* out, uint8_t* flags);
+  // gemm_u8s8 is exact for any uint8 A (no int16 pair sums): its input needs no clamp.
+  bool gemm_u8s8_exact;
 };
 
 const KernelSet& kernel_set(Isa isa);
 const KernelSet& scalar_kernels();
 const KernelSet& avx2_kernels();
+const KernelSet& avx512_vnni_kernels();  // the AVX2 set with its VNNI kernels swapped in
 
 }  // namespace qnnpy

@@ -11,31 +11,32 @@
 namespace qnnpy {
 namespace {
 
-// The input with its border: (batch, h + 2 ph, w + 2 pw, c) raw bytes, zx at the border,
-// so that the border's terms cancel against the zx * sum(w) correction in the bias.
-const uint8_t* pad_input(const uint8_t* x, int64_t batch, const ConvGeometry& g, const PreparedLayer& L) {
-  const int64_t hp = g.h + 2 * L.ph, wp = g.w + 2 * L.pw, c = g.cin;
-  uint8_t* padded = thread_scratch<uint8_t, 3>(static_cast<size_t>(batch * hp * wp * c));
+// Rows [py0, py1) of image b of the input with its border (h + 2 ph rows of w + 2 pw
+// pixels), raw bytes, zx at the border, so that the border's terms cancel against the
+// zx * sum(w) correction in the bias.
+void pad_rows(const uint8_t* x, int64_t b, int64_t py0, int64_t py1, const ConvGeometry& g, const PreparedLayer& L,
+              uint8_t* dst) {
+  const int64_t wp = g.w + 2 * L.pw, c = g.cin;
   const uint8_t zx = static_cast<uint8_t>(L.input_zp);  // int8 inputs: the byte of the signed zero point
-  for (int64_t b = 0; b < batch; ++b)
-    for (int64_t py = 0; py < hp; ++py) {
-      uint8_t* dst = padded + (b * hp + py) * wp * c;
-      const int64_t iy = py - L.ph;
-      if (iy < 0 || iy >= g.h) {
-        std::memset(dst, zx, wp * c);
-        continue;
-      }
-      std::memset(dst, zx, L.pw * c);
-      std::memcpy(dst + L.pw * c, x + (b * g.h + iy) * g.w * c, g.w * c);
-      std::memset(dst + (L.pw + g.w) * c, zx, L.pw * c);
+  for (int64_t py = py0; py < py1; ++py, dst += wp * c) {
+    const int64_t iy = py - L.ph;
+    if (iy < 0 || iy >= g.h) {
+      std::memset(dst, zx, wp * c);
+      continue;
     }
-  return padded;
+    std::memset(dst, zx, L.pw * c);
+    std::memcpy(dst + L.pw * c, x + (b * g.h + iy) * g.w * c, g.w * c);
+    std::memset(dst + (L.pw + g.w) * c, zx, L.pw * c);
+  }
 }
 
+// Each task pads the input rows its output rows read (in its own scratch, so padding
+// takes no serial pass and no job of its own), then runs the row kernel and requantizes.
 void run_depthwise(const OpArgs& a, const PreparedLayer& L, int64_t batch, const ConvGeometry& g, uint8_t* out,
                    int threads) {
-  const uint8_t* padded = pad_input(a.in_buf().q.data(), batch, g, L);
-  const int64_t hp = g.h + 2 * L.ph, wp = g.w + 2 * L.pw, c = g.cin;
+  const uint8_t* x = a.in_buf().q.data();
+  const int64_t wp = g.w + 2 * L.pw, c = g.cin;
+  const int64_t window = (L.kh - 1) * L.dh + 1;  // padded rows read by one output row
   const DepthwiseRow s{c, g.ow, L.kh, L.kw, L.sw, L.dh, L.dw, wp * c};
   const bool sgn = a.is_signed();
   const RequantParams rq = L.requant(0, true);
@@ -43,10 +44,17 @@ void run_depthwise(const OpArgs& a, const PreparedLayer& L, int64_t batch, const
   const int64_t rows_per_task = std::max<int64_t>(1, out_rows / (4 * threads));
   parallel_chunks((out_rows + rows_per_task - 1) / rows_per_task, threads, [&](int64_t task, int) {
     int32_t* acc = thread_scratch<int32_t, 1>(static_cast<size_t>(g.ow * c));
-    for (int64_t r = task * rows_per_task; r < std::min(out_rows, (task + 1) * rows_per_task); ++r) {
-      const int64_t b = r / g.oh, oy = r % g.oh;
-      a.k.depthwise_row(padded + (b * hp + oy * L.sh) * wp * c, s, sgn, L.depthwise_pairs.data(), acc);
-      a.k.requantize(acc, g.ow, c, c, rq, out + r * g.ow * c, c);
+    const int64_t r1 = std::min(out_rows, (task + 1) * rows_per_task);
+    for (int64_t r = task * rows_per_task; r < r1;) {
+      // The task's output rows within image b, and the padded rows they read.
+      const int64_t b = r / g.oh, oy0 = r % g.oh, oy1 = std::min(g.oh, oy0 + (r1 - r));
+      const int64_t py0 = oy0 * L.sh, py1 = (oy1 - 1) * L.sh + window;
+      uint8_t* padded = thread_scratch<uint8_t, 3>(static_cast<size_t>((py1 - py0) * wp * c));
+      pad_rows(x, b, py0, py1, g, L, padded);
+      for (int64_t oy = oy0; oy < oy1; ++oy, ++r) {
+        a.k.depthwise_row(padded + (oy * L.sh - py0) * wp * c, s, sgn, L.depthwise_pairs.data(), acc);
+        a.k.requantize(acc, g.ow, c, c, rq, out + r * g.ow * c, c);
+      }
     }
   });
 }
@@ -120,7 +128,7 @@ const char* run_weighted(const OpArgs& a, const PreparedLayer& L, bool spatial, 
     g.cin = xv.shape.back(), batch = num_elements(xv.shape) / g.cin, g.h = g.w = g.oh = g.ow = 1;
   }
   const int64_t rows = batch * g.oh * g.ow;
-  y.q.assign(static_cast<size_t>(rows * L.cout), 0);
+  y.q.resize(static_cast<size_t>(rows * L.cout));  // every element is written below
 
   if (L.depthwise) {
     run_depthwise(a, L, batch, g, y.q.data(), threads);

@@ -54,6 +54,8 @@ std::vector<HostTensor> Executor::run(const std::vector<const float*>& inputs,
                                 std::to_string(inputs.size()));
   }
   std::vector<Buffer> values(g.values().size());
+  storage_.resize(values.size());
+  for (size_t i = 0; i < values.size(); ++i) values[i].q = std::move(storage_[i]);
   for (size_t i = 0; i < inputs.size(); ++i) {
     const Value& v = g.value(g.inputs()[i]);
     values[g.inputs()[i]].f.assign(inputs[i], inputs[i] + num_elements(v.shape));
@@ -69,6 +71,7 @@ std::vector<HostTensor> Executor::run(const std::vector<const float*>& inputs,
   }
   std::vector<HostTensor> outs;
   for (int id : g.outputs()) outs.push_back(to_host(id, values[id]));
+  for (size_t i = 0; i < values.size(); ++i) storage_[i] = std::move(values[i].q);
   std::lock_guard<std::mutex> record_lock(record_mutex_);
   node_seconds_ = std::move(seconds);
   node_kernels_ = std::move(kernels);

@@ -57,8 +57,12 @@ class Executor {
   const KernelSet& k_;
   int threads_;
   std::vector<NodeRunner> runners_;  // node order
-  std::mutex run_mutex_;  // one run at a time per executor: runs share the runners' scratch state
+  std::mutex run_mutex_;  // one run at a time per executor: runs share the runners' scratch state and the storage
   mutable std::mutex record_mutex_;  // guards the timing records of the last finished run
+  // The 8-bit storage of every value, kept from one run to the next: a run then neither
+  // allocates nor zero-fills (page faults and memsets that no worker thread shares);
+  // every op writes all of its output.
+  std::vector<std::vector<uint8_t>> storage_;
   std::vector<double> node_seconds_;
   std::vector<std::string> node_kernels_;
 };

@@ -13,7 +13,9 @@ namespace {
 thread_local bool in_job = false;  // this thread is running a job's body
 
 // Helper threads wait for a new job generation: first spinning (back-to-back layers
-// start within microseconds), then blocked on a condition variable.
+// start within microseconds), then blocked on a condition variable. A job's work is
+// shared dynamically by its bodies, so a helper that wakes after the caller has
+// finished the work is not needed and does not join.
 class WorkerPool {
  public:
   void run(int workers, const std::function<void(int)>& body) {
@@ -28,8 +30,9 @@ class WorkerPool {
       body_ = &body;
       workers_ = workers;
       error_ = nullptr;
-      pending_.store(workers - 1, std::memory_order_relaxed);
-      generation_.fetch_add(1, std::memory_order_release);
+      const uint64_t job = generation_.load(std::memory_order_relaxed) + 1;
+      state_.store(job << 32, std::memory_order_release);  // open, nobody joined
+      generation_.store(job, std::memory_order_release);
     }
     wake_.notify_all();
     std::exception_ptr error;
@@ -40,7 +43,11 @@ class WorkerPool {
       error = std::current_exception();
     }
     in_job = false;
-    for (int spins = 0; pending_.load(std::memory_order_acquire) != 0; ++spins) {
+    // Close the job: a helper not yet awake (descheduled on a busy machine, or still
+    // leaving its condition variable) no longer joins, so the caller waits only for
+    // the helpers that are running a body, never for one that has not started.
+    state_.fetch_or(kClosed, std::memory_order_acq_rel);
+    for (int spins = 0; (state_.load(std::memory_order_acquire) & kJoinedMask) != 0; ++spins) {
       if (spins > kSpins) std::this_thread::yield();
     }
     if (!error) {
@@ -52,6 +59,10 @@ class WorkerPool {
 
  private:
   static constexpr int kSpins = 20000;
+  // state_: the job's number (low 32 bits) in bits 32-63, kClosed once the caller's body
+  // has returned, and in the low bits the number of helpers running the job's body.
+  static constexpr uint64_t kClosed = uint64_t{1} << 31;
+  static constexpr uint64_t kJoinedMask = kClosed - 1;
 
   void ensure_helpers(int helpers) {
     if (pid_ != getpid()) {  // after fork() the helpers of the parent do not exist here
@@ -77,23 +88,32 @@ class WorkerPool {
         body = body_;
         workers = workers_;
       }
-      if (id < workers) {
+      if (id < workers && join(seen)) {
         try {
           (*body)(id);
         } catch (...) {
           std::lock_guard<std::mutex> lock(m_);
           if (!error_) error_ = std::current_exception();
         }
-        pending_.fetch_sub(1, std::memory_order_acq_rel);
+        state_.fetch_sub(1, std::memory_order_acq_rel);
       }
     }
+  }
+
+  // Counts this helper in job `job` if that job is still the current one and open.
+  bool join(uint64_t job) {
+    uint64_t s = state_.load(std::memory_order_acquire);
+    while ((s >> 32) == (job & 0xFFFFFFFFu) && !(s & kClosed)) {
+      if (state_.compare_exchange_weak(s, s + 1, std::memory_order_acq_rel, std::memory_order_acquire)) return true;
+    }
+    return false;
   }
 
   std::mutex submit_;  // one job at a time
   std::mutex m_;
   std::condition_variable wake_;
   std::atomic<uint64_t> generation_{0};
-  std::atomic<int> pending_{0};
+  std::atomic<uint64_t> state_{0};
   const std::function<void(int)>* body_ = nullptr;
   std::exception_ptr error_;  // the first exception of a helper's body in the current job
   int workers_ = 0;

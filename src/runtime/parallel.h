@@ -7,11 +7,14 @@
 
 namespace qnnpy {
 
-// Runs body(worker) for worker in [0, workers) concurrently: worker 0 on the calling
-// thread, the others on pool threads created on first use and kept for the process.
-// One job at a time: a caller that finds the pool busy (another thread's job) and a
-// nested call from inside a body run every worker's body themselves, in order. An
-// exception from a body is rethrown to the caller once every worker has finished.
+// Runs body(0) on the calling thread and body(worker), worker in [1, workers), on pool
+// threads created on first use and kept for the process, concurrently. A pool thread
+// runs its body only if it starts before body(0) returns (the caller never waits for
+// a thread that is not yet awake), so the bodies must share the work dynamically, as
+// parallel_chunks does. One job at a time: a caller that finds the pool busy (another
+// thread's job) and a nested call from inside a body run every worker's body
+// themselves, in order. An exception from a body is rethrown to the caller once every
+// running body has finished.
 void run_on_workers(int workers, const std::function<void(int)>& body);
 
 // Calls fn(chunk, worker) for chunk in [0, chunks) on up to `threads` workers; chunks

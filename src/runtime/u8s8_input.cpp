@@ -6,6 +6,11 @@ namespace qnnpy {
 
 bool prepare_u8s8_input(const KernelSet& k, const uint8_t* x, int64_t n, const PreparedLayer& L, U8s8Input& in) {
   if (!L.has_u8s8()) return false;
+  in.excess.clear();
+  if (k.gemm_u8s8_exact) {  // any byte is exact: no clamp, no excess
+    in.clamped = x;
+    return true;
+  }
   if ((L.ph > 0 || L.pw > 0) && L.input_zp > L.x_bound) return false;
   const int64_t blocks = (n + kClampBlock - 1) / kClampBlock;
   uint8_t* clamped = thread_scratch<uint8_t, 1>(static_cast<size_t>(n));
@@ -16,7 +21,6 @@ bool prepare_u8s8_input(const KernelSet& k, const uint8_t* x, int64_t n, const P
   // the GEMM spends per input element vectorized; past 1 in 256 elements, use int16.
   const int64_t limit = n / 256;
   if (flagged > limit) return false;
-  in.excess.clear();
   for (int64_t b = 0; b < blocks; ++b) {
     if (!flags[b]) continue;
     for (int64_t i = b * kClampBlock; i < n && i < (b + 1) * kClampBlock; ++i) {

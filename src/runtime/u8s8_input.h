@@ -24,11 +24,13 @@ struct U8s8Input {
     int64_t index;   // flat NHWC index into the input
     int32_t amount;  // x - bound
   };
-  const uint8_t* clamped = nullptr;  // thread scratch of the thread that prepared it
+  // Thread scratch of the thread that prepared it, or the input itself when the
+  // kernel set's gemm_u8s8 is exact for any byte (KernelSet::gemm_u8s8_exact).
+  const uint8_t* clamped = nullptr;
   std::vector<Excess> excess;
 };
 
-// Clamps x (n bytes) for layer L. Returns false when the u8s8 path must not or should
+// Clamps x (n bytes) for layer L (unless the kernels need no clamp). Returns false when the u8s8 path must not or should
 // not run: L has no such path, padding would place zx above the bound in A, or so
 // many bytes exceed the bound that their scalar correction would cost more than the
 // int16 path saves.

@@ -2,6 +2,7 @@
 // loop-invariant multiplies and the loop measures additions only.
 #include "kernels/avx2/peak.h"
 
+#include <algorithm>
 #include <chrono>
 
 #include "kernels/kernels.h"
@@ -28,16 +29,18 @@ void u8s8_loop(long n) { QNNPY_LOOP(QNNPY_U8S8_STEP); }
 
 double measure(void (*loop)(long), double macs_per_iteration, double seconds) {
   if (!cpu_has_avx2()) return 0.0;
-  constexpr long kBlock = 100000;
-  long iterations = 0;
+  constexpr long kBlock = 20000;
+  // The fastest of many short blocks: on a shared machine, blocks during which the
+  // thread was descheduled are slower and do not count.
   const auto start = std::chrono::steady_clock::now();
-  double elapsed = 0.0;
-  while (elapsed < seconds) {
+  double best = 0.0;
+  for (auto t0 = start; std::chrono::duration<double>(t0 - start).count() < seconds;) {
     loop(kBlock);
-    iterations += kBlock;
-    elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const auto t1 = std::chrono::steady_clock::now();
+    best = std::max(best, kBlock * macs_per_iteration / std::chrono::duration<double>(t1 - t0).count() / 1e9);
+    t0 = t1;
   }
-  return static_cast<double>(iterations) * macs_per_iteration / elapsed / 1e9;
+  return best;
 }
 
 }  // namespace

@@ -1,0 +1,99 @@
+// AVX-512 VNNI GEMM, uint8 activations x int8 weights: vpdpbusd multiplies the four
+// u8 x s8 byte pairs of each 32-bit lane and adds their sum to the int32 lane (no
+// saturation: vpdpbusds is the saturating form), so the result is exact for any A,
+// as the scalar twin's int32 sums. One zmm of packed B is one k quad of a block of
+// kGemmNR = 16 columns (pack_b_u8s8's layout). Register tile: 6 rows x up to 4 blocks
+// (64 columns): 24 accumulators, 4 B vectors and one broadcast A quad.
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "kernels/avx512/avx512_kernels.h"
+
+namespace qnnpy {
+namespace {
+
+constexpr int kRows = 6;
+constexpr int kMaxBlocks = 4;
+
+inline __m512i broadcast_quad(const uint8_t* p) {
+  int32_t v;
+  std::memcpy(&v, p, sizeof v);
+  return _mm512_set1_epi32(v);
+}
+
+// `rows` rows of A (kq bytes apart) times `kBlocks` blocks of packed B (block_stride
+// bytes apart); `cols` (<= 16 kBlocks) columns of c are stored. Rows beyond `rows`
+// re-read the last valid row; their results are not stored.
+template <int kBlocks>
+void tile(const uint8_t* a, int64_t kq, int rows, const int8_t* bp, int64_t block_stride, int32_t* c, int64_t ldc,
+          int64_t cols) {
+  const uint8_t* ar[kRows];
+  for (int r = 0; r < kRows; ++r) ar[r] = a + std::min(r, rows - 1) * kq;
+  __m512i acc[kRows][kBlocks];
+#pragma GCC unroll 6
+  for (int r = 0; r < kRows; ++r)
+#pragma GCC unroll 4
+    for (int b = 0; b < kBlocks; ++b) acc[r][b] = _mm512_setzero_si512();
+  for (int64_t q = 0; q < kq; q += 4, bp += 64) {
+    __m512i bv[kBlocks];
+#pragma GCC unroll 4
+    for (int b = 0; b < kBlocks; ++b) bv[b] = _mm512_loadu_si512(bp + b * block_stride);
+#pragma GCC unroll 6
+    for (int r = 0; r < kRows; ++r) {
+      const __m512i av = broadcast_quad(ar[r] + q);
+#pragma GCC unroll 4
+      for (int b = 0; b < kBlocks; ++b) acc[r][b] = _mm512_dpbusd_epi32(acc[r][b], av, bv[b]);
+    }
+  }
+  // Constant indices throughout keep the accumulators in registers.
+  __mmask16 mask[kBlocks];
+#pragma GCC unroll 4
+  for (int b = 0; b < kBlocks; ++b) {
+    const int64_t left = cols - b * kGemmNR;
+    mask[b] = left >= kGemmNR ? __mmask16(0xFFFF) : static_cast<__mmask16>((1u << left) - 1);
+  }
+#pragma GCC unroll 6
+  for (int r = 0; r < kRows; ++r) {
+    if (r >= rows) break;
+#pragma GCC unroll 4
+    for (int b = 0; b < kBlocks; ++b) _mm512_mask_storeu_epi32(c + r * ldc + b * kGemmNR, mask[b], acc[r][b]);
+  }
+}
+
+void tile_any(int blocks, const uint8_t* a, int64_t kq, int rows, const int8_t* bp, int64_t block_stride, int32_t* c,
+              int64_t ldc, int64_t cols) {
+  switch (blocks) {
+    case 4:
+      return tile<4>(a, kq, rows, bp, block_stride, c, ldc, cols);
+    case 3:
+      return tile<3>(a, kq, rows, bp, block_stride, c, ldc, cols);
+    case 2:
+      return tile<2>(a, kq, rows, bp, block_stride, c, ldc, cols);
+    default:
+      return tile<1>(a, kq, rows, bp, block_stride, c, ldc, cols);
+  }
+}
+
+}  // namespace
+
+void gemm_u8s8_avx512vnni(const uint8_t* a, int64_t m, int64_t kq, const int8_t* b_packed, int64_t n, int32_t* c,
+                          int64_t ldc) {
+  const int64_t blocks = (n + kGemmNR - 1) / kGemmNR, block_stride = kq * kGemmNR;
+  // Rows per panel: keep the A panel (rows x kq bytes) within about 64 KiB.
+  const int64_t panel = std::max<int64_t>(kRows, (65536 / std::max<int64_t>(kq, 1)) / kRows * kRows);
+  for (int64_t i0 = 0; i0 < m; i0 += panel) {
+    const int64_t i1 = std::min(m, i0 + panel);
+    for (int64_t nb = 0; nb < blocks; nb += kMaxBlocks) {
+      const int group = static_cast<int>(std::min<int64_t>(kMaxBlocks, blocks - nb));
+      const int64_t cols = std::min<int64_t>(group * kGemmNR, n - nb * kGemmNR);
+      for (int64_t i = i0; i < i1; i += kRows) {
+        tile_any(group, a + i * kq, kq, static_cast<int>(std::min<int64_t>(kRows, i1 - i)),
+                 b_packed + nb * block_stride, block_stride, c + i * ldc + nb * kGemmNR, ldc, cols);
+      }
+    }
+  }
+}
+
+}  // namespace qnnpy
