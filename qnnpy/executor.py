@@ -1,7 +1,9 @@
 """The Python side of the C++ executor (``src/runtime``): runs a module's graph in int8/int32 arithmetic.
 
-``isa`` selects ``"scalar"`` or ``"avx2"`` kernels; by default AVX2 when the CPU has
-it, unless the environment variable ``QNNPY_ISA=scalar`` (or ``avx2``) says otherwise.
+``isa`` selects ``"scalar"``, ``"avx2"`` (x86-64), ``"neon"`` or ``"neon_dot"`` (AArch64)
+kernels; by default the best the CPU runs (AVX2 when it has it; on AArch64 NEON, with sdot
+when the CPU has the dot-product extension), unless the environment variable ``QNNPY_ISA``
+names one.
 Profiles are described in :mod:`qnnpy.profiles`.
 """
 from __future__ import annotations

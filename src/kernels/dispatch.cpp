@@ -1,17 +1,52 @@
-// CPU feature detection, ISA selection, and the shared helpers of both kernel sets.
+// CPU feature detection, ISA selection, and the shared helpers of the kernel sets.
+// Only the target architecture's SIMD kernels are compiled (CMakeLists.txt); the
+// architecture macros below keep the other architectures' headers out.
 #include <cstdlib>
 #include <cstring>
 #include <stdexcept>
 
-#include "kernels/avx2/avx2_kernels.h"
 #include "kernels/scalar/scalar_kernels.h"
+#if defined(__x86_64__)
+#include "kernels/avx2/avx2_kernels.h"
+#elif defined(__aarch64__)
+#include <sys/auxv.h>
+
+#include "kernels/neon/neon_kernels.h"
+#endif
 
 namespace qnnpy {
 
 bool cpu_has_avx2() {
+#if defined(__x86_64__)
   __builtin_cpu_init();
   return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+#else
+  return false;
+#endif
 }
+
+bool cpu_has_neon_dot() {
+#if defined(__aarch64__)
+  constexpr unsigned long kHwcapAsimdDp = 1UL << 20;  // HWCAP_ASIMDDP, linux/arch/arm64/include/uapi/asm/hwcap.h
+  return (getauxval(AT_HWCAP) & kHwcapAsimdDp) != 0;
+#else
+  return false;
+#endif
+}
+
+namespace {
+
+Isa best_isa() {
+#if defined(__x86_64__)
+  return cpu_has_avx2() ? Isa::Avx2 : Isa::Scalar;
+#elif defined(__aarch64__)
+  return cpu_has_neon_dot() ? Isa::NeonDot : Isa::Neon;
+#else
+  return Isa::Scalar;
+#endif
+}
+
+}  // namespace
 
 Isa parse_isa(const std::string& name) {
   if (name == "scalar") return Isa::Scalar;
@@ -19,8 +54,19 @@ Isa parse_isa(const std::string& name) {
     if (!cpu_has_avx2()) throw std::invalid_argument("isa 'avx2' requested but this CPU has no AVX2+FMA");
     return Isa::Avx2;
   }
-  if (name == "auto" || name.empty()) return cpu_has_avx2() ? Isa::Avx2 : Isa::Scalar;
-  throw std::invalid_argument("unknown isa '" + name + "' (expected auto, scalar or avx2)");
+  if (name == "neon" || name == "neon_dot") {
+#if defined(__aarch64__)
+    if (name == "neon") return Isa::Neon;
+    if (!cpu_has_neon_dot()) {
+      throw std::invalid_argument("isa 'neon_dot' requested but this CPU has no dot-product extension (asimddp)");
+    }
+    return Isa::NeonDot;
+#else
+    throw std::invalid_argument("isa '" + name + "' requested but qnnpy was not built for AArch64");
+#endif
+  }
+  if (name == "auto" || name.empty()) return best_isa();
+  throw std::invalid_argument("unknown isa '" + name + "' (expected auto, scalar, avx2, neon or neon_dot)");
 }
 
 Isa default_isa() {
@@ -28,7 +74,15 @@ Isa default_isa() {
   return parse_isa(env ? env : "auto");
 }
 
-const char* isa_name(Isa isa) { return isa == Isa::Avx2 ? "avx2" : "scalar"; }
+const char* isa_name(Isa isa) {
+  switch (isa) {
+    case Isa::Scalar: return "scalar";
+    case Isa::Avx2: return "avx2";
+    case Isa::Neon: return "neon";
+    case Isa::NeonDot: return "neon_dot";
+  }
+  throw std::logic_error("unknown isa");
+}
 
 int64_t packed_b_size(int64_t k, int64_t n) {
   const int64_t kp = (k + 1) / 2 * 2, np = (n + kGemmNR - 1) / kGemmNR * kGemmNR;
@@ -79,6 +133,7 @@ const KernelSet& scalar_kernels() {
   return k;
 }
 
+#if defined(__x86_64__)
 const KernelSet& avx2_kernels() {
   static const KernelSet k = {gemm_s16_avx2,  requantize_avx2, depthwise_row_avx2, quantize_avx2,
                               dequantize_avx2, add_float_avx2, add_fixed_avx2,    relu_avx2,
@@ -86,7 +141,20 @@ const KernelSet& avx2_kernels() {
                               avg_pool2d_avx2, batch_norm_avx2, gemm_u8s8_avx2, clamp_u8_avx2};
   return k;
 }
+#endif
 
-const KernelSet& kernel_set(Isa isa) { return isa == Isa::Avx2 ? avx2_kernels() : scalar_kernels(); }
+const KernelSet& kernel_set(Isa isa) {
+  switch (isa) {
+    case Isa::Scalar: return scalar_kernels();
+#if defined(__x86_64__)
+    case Isa::Avx2: return avx2_kernels();
+#elif defined(__aarch64__)
+    case Isa::Neon: return neon_kernels();
+    case Isa::NeonDot: return neon_dot_kernels();
+#endif
+    default: break;
+  }
+  throw std::invalid_argument(std::string("isa '") + isa_name(isa) + "' is not built for this architecture");
+}
 
 }  // namespace qnnpy

@@ -1,5 +1,6 @@
-// The integer kernels of the runtime. Each exists as a scalar reference and an
-// AVX2 variant (src/kernels/scalar, src/kernels/avx2); both must agree bit for bit.
+// The integer kernels of the runtime. Each exists as a scalar reference and SIMD
+// variants (src/kernels/scalar; src/kernels/avx2 on x86-64, src/kernels/neon on AArch64);
+// all must agree bit for bit.
 // 4-D activations are NHWC; "bytes" hold uint8 or int8 values per `is_signed`.
 #pragma once
 
@@ -15,12 +16,15 @@ namespace qnnpy {
 // elements and a scalar loop over the rest (aten/src/ATen/native/cpu/Loops.h).
 constexpr int64_t kTorchVectorBlock = 64;
 
-enum class Isa { Scalar, Avx2 };
+// NeonDot: the NEON kernels with the GEMM on sdot (the Armv8.2 dot-product extension).
+enum class Isa { Scalar, Avx2, Neon, NeonDot };
 
-bool cpu_has_avx2();
-// The ISA to use: QNNPY_ISA=scalar|avx2 forces one; otherwise AVX2 when the CPU has it.
+bool cpu_has_avx2();      // false off x86-64
+bool cpu_has_neon_dot();  // HWCAP_ASIMDDP; false off AArch64
+// The ISA to use: QNNPY_ISA=scalar|avx2|neon|neon_dot forces one; otherwise the best the
+// CPU runs among those built for its architecture (avx2 or scalar; neon_dot or neon).
 Isa default_isa();
-Isa parse_isa(const std::string& name);  // "scalar", "avx2" or "auto"
+Isa parse_isa(const std::string& name);  // "scalar", "avx2", "neon", "neon_dot" or "auto"
 const char* isa_name(Isa isa);
 
 // B (k x n int16, row-major) packed for gemm_s16: n padded to kGemmNR columns,
@@ -190,6 +194,8 @@ struct KernelSet {
 
 const KernelSet& kernel_set(Isa isa);
 const KernelSet& scalar_kernels();
-const KernelSet& avx2_kernels();
+const KernelSet& avx2_kernels();       // x86-64 builds only
+const KernelSet& neon_kernels();       // AArch64 builds only
+const KernelSet& neon_dot_kernels();   // AArch64 builds only
 
 }  // namespace qnnpy
