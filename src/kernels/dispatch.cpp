@@ -9,7 +9,11 @@
 #if defined(__x86_64__)
 #include "kernels/avx2/avx2_kernels.h"
 #elif defined(__aarch64__)
+#if defined(__APPLE__)
+#include <sys/sysctl.h>
+#else
 #include <sys/auxv.h>
+#endif
 
 #include "kernels/neon/neon_kernels.h"
 #endif
@@ -26,7 +30,11 @@ bool cpu_has_avx2() {
 }
 
 bool cpu_has_neon_dot() {
-#if defined(__aarch64__)
+#if defined(__aarch64__) && defined(__APPLE__)
+  int has = 0;
+  size_t size = sizeof has;
+  return sysctlbyname("hw.optional.arm.FEAT_DotProd", &has, &size, nullptr, 0) == 0 && has != 0;
+#elif defined(__aarch64__)
   constexpr unsigned long kHwcapAsimdDp = 1UL << 20;  // HWCAP_ASIMDDP, linux/arch/arm64/include/uapi/asm/hwcap.h
   return (getauxval(AT_HWCAP) & kHwcapAsimdDp) != 0;
 #else

@@ -20,7 +20,7 @@ constexpr int64_t kTorchVectorBlock = 64;
 enum class Isa { Scalar, Avx2, Neon, NeonDot };
 
 bool cpu_has_avx2();      // false off x86-64
-bool cpu_has_neon_dot();  // HWCAP_ASIMDDP; false off AArch64
+bool cpu_has_neon_dot();  // Linux: HWCAP_ASIMDDP; macOS: hw.optional.arm.FEAT_DotProd; false off AArch64
 // The ISA to use: QNNPY_ISA=scalar|avx2|neon|neon_dot forces one; otherwise the best the
 // CPU runs among those built for its architecture (avx2 or scalar; neon_dot or neon).
 Isa default_isa();

@@ -1,16 +1,13 @@
-// The two AArch64 kernel sets: NEON, and NEON with the u8 x s8 GEMM on sdot (dot-product
-// extension). quantize, dequantize, lookup, mul and batch_norm have no NEON variant yet and
-// take the scalar one (docs/proposed/arm.md).
+// The two AArch64 kernel sets: NEON, and NEON with the u8 x s8 GEMM on sdot (dot-product extension).
 #include "kernels/neon/neon_kernels.h"
-#include "kernels/scalar/scalar_kernels.h"
 
 namespace qnnpy {
 
 const KernelSet& neon_kernels() {
-  static const KernelSet k = {gemm_s16_neon,   requantize_neon,  depthwise_row_neon, quantize_scalar,
-                              dequantize_scalar, add_float_neon,  add_fixed_neon,     relu_neon,
-                              max_pool2d_neon,  adaptive_avg_pool2d_neon, lookup_scalar, mul_scalar,
-                              avg_pool2d_neon,  batch_norm_scalar, gemm_u8s8_neon,    clamp_u8_neon};
+  static const KernelSet k = {gemm_s16_neon,   requantize_neon,  depthwise_row_neon, quantize_neon,
+                              dequantize_neon,  add_float_neon,  add_fixed_neon,     relu_neon,
+                              max_pool2d_neon,  adaptive_avg_pool2d_neon, lookup_neon, mul_neon,
+                              avg_pool2d_neon,  batch_norm_neon, gemm_u8s8_neon,    clamp_u8_neon};
   return k;
 }
 
