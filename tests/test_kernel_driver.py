@@ -45,6 +45,12 @@ def aarch64_driver(request) -> Path:
 KERNEL_FAMILIES = ("gemm", "requantize", "depthwise", "elementwise", "pool")
 
 
+@pytest.fixture(scope="module")
+def scalar_only_driver(request) -> list[str]:
+    cache = request.config.cache.mkdir("qnnpy_kernel_tests_scalar_only")
+    return [str(kernel_driver.build_driver(cache, False, simd=False))]
+
+
 def _passed(done) -> str:
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     return done.stdout
@@ -171,3 +177,16 @@ def test_aarch64_whole_models_equal_x86_under_qemu(aarch64_driver, small_models,
         want = _x86_results(graph, x, profile, "")
         got = _driver_results(command, graph, x, profile, CPU_DEFAULT_ISA[cpu], tmp_path)
         _assert_same_bytes(want, got, f"{name} aarch64 {CPU_DEFAULT_ISA[cpu]} under -cpu {cpu} ({profile})")
+
+
+@pytest.mark.slow  # a third build of the core (about a minute of CPU time)
+def test_scalar_only_build_runs_as_on_an_architecture_without_simd_kernels(scalar_only_driver, small_graphs, tmp_path):
+    out = _passed(kernel_driver.run(scalar_only_driver, "info"))
+    assert "default_isa scalar\n" in out and "simd_isas\n" in out
+    assert "nothing to compare" in _passed(kernel_driver.run(scalar_only_driver, "twins"))
+    done = kernel_driver.run(scalar_only_driver, "twins", "avx2")
+    assert done.returncode == 1 and "built without the x86-64 AVX2 kernels" in done.stderr
+    for name, (graph, x) in small_graphs.items():
+        for profile in PROFILES:
+            got = _driver_results(scalar_only_driver, graph, x, profile, "auto", tmp_path)
+            _assert_same_bytes(_x86_results(graph, x, profile, "scalar"), got, f"{name} scalar-only build ({profile})")

@@ -1,20 +1,22 @@
 // CPU feature detection, ISA selection, and the shared helpers of the kernel sets.
-// Only the target architecture's SIMD kernels are compiled (CMakeLists.txt); the
-// architecture macros below keep the other architectures' headers out.
+// Only the target architecture's SIMD kernels are compiled (CMakeLists.txt), which then
+// defines QNNPY_AVX2_KERNELS or QNNPY_NEON_KERNELS; the compiler's architecture macros
+// are checked too, so other architectures' intrinsics headers are never included.
 #include <cstdlib>
 #include <cstring>
 #include <stdexcept>
 
 #include "kernels/scalar/scalar_kernels.h"
-#if defined(__x86_64__)
-#include "kernels/avx2/avx2_kernels.h"
-#elif defined(__aarch64__)
-#if defined(__APPLE__)
+#if defined(__aarch64__) && defined(__APPLE__)
 #include <sys/sysctl.h>
-#else
+#elif defined(__aarch64__)
 #include <sys/auxv.h>
 #endif
-
+#if defined(__x86_64__) && defined(QNNPY_AVX2_KERNELS)
+#define QNNPY_X86_SIMD 1
+#include "kernels/avx2/avx2_kernels.h"
+#elif defined(__aarch64__) && defined(QNNPY_NEON_KERNELS)
+#define QNNPY_ARM_SIMD 1
 #include "kernels/neon/neon_kernels.h"
 #endif
 
@@ -45,9 +47,9 @@ bool cpu_has_neon_dot() {
 namespace {
 
 Isa best_isa() {
-#if defined(__x86_64__)
+#if defined(QNNPY_X86_SIMD)
   return cpu_has_avx2() ? Isa::Avx2 : Isa::Scalar;
-#elif defined(__aarch64__)
+#elif defined(QNNPY_ARM_SIMD)
   return cpu_has_neon_dot() ? Isa::NeonDot : Isa::Neon;
 #else
   return Isa::Scalar;
@@ -59,18 +61,22 @@ Isa best_isa() {
 Isa parse_isa(const std::string& name) {
   if (name == "scalar") return Isa::Scalar;
   if (name == "avx2") {
+#if defined(QNNPY_X86_SIMD)
     if (!cpu_has_avx2()) throw std::invalid_argument("isa 'avx2' requested but this CPU has no AVX2+FMA");
     return Isa::Avx2;
+#else
+    throw std::invalid_argument("isa 'avx2' requested but qnnpy was built without the x86-64 AVX2 kernels");
+#endif
   }
   if (name == "neon" || name == "neon_dot") {
-#if defined(__aarch64__)
+#if defined(QNNPY_ARM_SIMD)
     if (name == "neon") return Isa::Neon;
     if (!cpu_has_neon_dot()) {
       throw std::invalid_argument("isa 'neon_dot' requested but this CPU has no dot-product extension (asimddp)");
     }
     return Isa::NeonDot;
 #else
-    throw std::invalid_argument("isa '" + name + "' requested but qnnpy was not built for AArch64");
+    throw std::invalid_argument("isa '" + name + "' requested but qnnpy was built without the AArch64 NEON kernels");
 #endif
   }
   if (name == "auto" || name.empty()) return best_isa();
@@ -141,7 +147,7 @@ const KernelSet& scalar_kernels() {
   return k;
 }
 
-#if defined(__x86_64__)
+#if defined(QNNPY_X86_SIMD)
 const KernelSet& avx2_kernels() {
   static const KernelSet k = {gemm_s16_avx2,  requantize_avx2, depthwise_row_avx2, quantize_avx2,
                               dequantize_avx2, add_float_avx2, add_fixed_avx2,    relu_avx2,
@@ -154,9 +160,9 @@ const KernelSet& avx2_kernels() {
 const KernelSet& kernel_set(Isa isa) {
   switch (isa) {
     case Isa::Scalar: return scalar_kernels();
-#if defined(__x86_64__)
+#if defined(QNNPY_X86_SIMD)
     case Isa::Avx2: return avx2_kernels();
-#elif defined(__aarch64__)
+#elif defined(QNNPY_ARM_SIMD)
     case Isa::Neon: return neon_kernels();
     case Isa::NeonDot: return neon_dot_kernels();
 #endif

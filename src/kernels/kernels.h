@@ -194,8 +194,8 @@ struct KernelSet {
 
 const KernelSet& kernel_set(Isa isa);
 const KernelSet& scalar_kernels();
-const KernelSet& avx2_kernels();       // x86-64 builds only
-const KernelSet& neon_kernels();       // AArch64 builds only
-const KernelSet& neon_dot_kernels();   // AArch64 builds only
+const KernelSet& avx2_kernels();       // x86-64 builds with QNNPY_SIMD only
+const KernelSet& neon_kernels();       // AArch64 builds with QNNPY_SIMD only
+const KernelSet& neon_dot_kernels();   // AArch64 builds with QNNPY_SIMD only
 
 }  // namespace qnnpy
