@@ -60,7 +60,7 @@ void check_clamp(TwinContext& ctx, int64_t n) {
 
 void twin_gemm(TwinContext& ctx) {
   const int64_t ms[] = {1, 2, 3, 5, 6, 7, 8, 13, 64};
-  const int64_t ks[] = {1, 3, 4, 9, 16, 27, 64, 75};
+  const int64_t ks[] = {1, 3, 4, 9, 16, 21, 27, 64, 75};  // k quads left over a 16-byte step: 0 to 3
   const int64_t ns[] = {1, 5, 16, 17, 33, 64};
   // The AVX2 u8 x s8 GEMM saturates pair sums past int16 (its caller bounds a, runtime/u8s8_input.h);
   // 127 keeps every pair in range. The NEON GEMMs are exact for any uint8.
@@ -73,6 +73,9 @@ void twin_gemm(TwinContext& ctx) {
       }
   check_gemm_u8s8(ctx, 37, 1200, 40, a_max);  // long k: int32 sums past int16 range
   check_gemm_s16(ctx, 19, 600, 24);
+  // Several row panels (about 64 KiB of A each), the last ones partial.
+  check_gemm_u8s8(ctx, 130, 1200, 17, a_max);
+  check_gemm_s16(ctx, 70, 1100, 17);
   for (int64_t n : {1, 31, 32, 33, 100, 1000}) check_clamp(ctx, n);
 }
 
