@@ -36,7 +36,7 @@ TFLite's double-rounding variant, in int64 arithmetic (>> is an arithmetic shift
 fixed_point profile is clip(y + zero_point, lo, hi) with acc = sum (x - zx)(w - zw) + bias_q,
 lo = zero_point under a fused ReLU.)";
 
-const char* kRequantizeKernelDoc = R"(The runtime's requantization kernel (isa 'scalar', 'avx2' or 'avx512vnni') on acc (rows x n int32)
+const char* kRequantizeKernelDoc = R"(The runtime's requantization kernel (isa 'scalar', 'avx2', 'avx512vnni', 'neon' or 'neon_dot') on acc (rows x n int32)
 under the fixed_point profile: clip(MultiplyByQuantizedMultiplier(acc + bias[j], multiplier[j],
 shift[j]) + zero_point, lo, hi) (acc + bias wraps in int32). Returns int8 when lo < 0, else uint8.)";
 

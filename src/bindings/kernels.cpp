@@ -1,15 +1,21 @@
 #include "bindings/bindings.h"
+#include "kernels/kernels.h"
+#if defined(__x86_64__) && defined(QNNPY_AVX2_KERNELS)
 #include "kernels/avx2/peak.h"
 #include "kernels/avx512/peak.h"
-#include "kernels/kernels.h"
+#endif
 
 namespace qnnpy::bindings {
 
 void bind_kernels(pybind11::module_& m) {
   namespace py = pybind11;
-  m.def("cpu_has_avx2", &cpu_has_avx2, "Whether this CPU has AVX2 and FMA.");
+  m.def("cpu_has_avx2", &cpu_has_avx2, "Whether this CPU has AVX2 and FMA (false off x86-64).");
   m.def("cpu_has_avx512_vnni", &cpu_has_avx512_vnni,
-        "Whether this CPU has AVX-512 F/BW/VL with VNNI and the OS saves the zmm state.");
+        "Whether this CPU has AVX-512 F/BW/VL with VNNI and the OS saves the zmm state (false off x86-64).");
+  m.def("cpu_has_neon_dot", &cpu_has_neon_dot,
+        "Whether this CPU has the Arm dot-product extension (asimddp; false off AArch64).");
+#if defined(__x86_64__) && defined(QNNPY_AVX2_KERNELS)
+  // The peak loops are x86 SIMD code: x86-64 builds with the SIMD kernels only.
   m.def("peak_madd_gmacs", &peak_madd_gmacs, py::arg("seconds") = 0.2,
         "Measured GMAC/s of a register-only vpmaddwd + vpaddd loop on one core: the int16 GEMM's ceiling.");
   m.def("peak_u8s8_gmacs", &peak_u8s8_gmacs, py::arg("seconds") = 0.2,
@@ -17,8 +23,9 @@ void bind_kernels(pybind11::module_& m) {
   m.def("peak_vnni_gmacs", &peak_vnni_gmacs, py::arg("seconds") = 0.2,
         "Measured GMAC/s of a register-only vpdpbusd (zmm) loop on one core: the AVX-512 VNNI u8s8 GEMM's ceiling "
         "(0 without AVX-512 VNNI).");
+#endif
   m.def("default_isa", [] { return std::string(isa_name(default_isa())); },
-        "The ISA the runtime uses by default (QNNPY_ISA=scalar|avx2|avx512vnni overrides).");
+        "The ISA the runtime uses by default (QNNPY_ISA=scalar|avx2|avx512vnni|neon|neon_dot overrides).");
 }
 
 }  // namespace qnnpy::bindings

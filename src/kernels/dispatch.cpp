@@ -1,22 +1,41 @@
-// CPU feature detection, ISA selection, and the shared helpers of both kernel sets.
-#include <cpuid.h>
-
+// CPU feature detection, ISA selection, and the shared helpers of the kernel sets.
+// Only the target architecture's SIMD kernels are compiled (CMakeLists.txt), which then
+// defines QNNPY_AVX2_KERNELS or QNNPY_NEON_KERNELS; the compiler's architecture macros
+// are checked too, so other architectures' intrinsics headers are never included.
 #include <cstdlib>
 #include <cstring>
 #include <stdexcept>
 
+#include "kernels/scalar/scalar_kernels.h"
+#if defined(__aarch64__) && defined(__APPLE__)
+#include <sys/sysctl.h>
+#elif defined(__aarch64__)
+#include <sys/auxv.h>
+#endif
+#if defined(__x86_64__) && defined(QNNPY_AVX2_KERNELS)
+#define QNNPY_X86_SIMD 1
+#include <cpuid.h>
+
 #include "kernels/avx2/avx2_kernels.h"
 #include "kernels/avx512/avx512_kernels.h"
-#include "kernels/scalar/scalar_kernels.h"
+#elif defined(__aarch64__) && defined(QNNPY_NEON_KERNELS)
+#define QNNPY_ARM_SIMD 1
+#include "kernels/neon/neon_kernels.h"
+#endif
 
 namespace qnnpy {
 
 bool cpu_has_avx2() {
+#if defined(__x86_64__)
   __builtin_cpu_init();
   return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+#else
+  return false;
+#endif
 }
 
 bool cpu_has_avx512_vnni() {
+#if defined(QNNPY_X86_SIMD)
   unsigned eax, ebx, ecx, edx;
   // Leaf 1, ecx bit 27: OSXSAVE (xgetbv usable).
   if (!__get_cpuid(1, &eax, &ebx, &ecx, &edx) || !(ecx & (1u << 27))) return false;
@@ -28,24 +47,71 @@ bool cpu_has_avx512_vnni() {
   unsigned xcr0_lo, xcr0_hi;
   __asm__("xgetbv" : "=a"(xcr0_lo), "=d"(xcr0_hi) : "c"(0));
   return (xcr0_lo & 0xE6u) == 0xE6u && cpu_has_avx2();
+#else
+  return false;
+#endif
 }
+
+bool cpu_has_neon_dot() {
+#if defined(__aarch64__) && defined(__APPLE__)
+  int has = 0;
+  size_t size = sizeof has;
+  return sysctlbyname("hw.optional.arm.FEAT_DotProd", &has, &size, nullptr, 0) == 0 && has != 0;
+#elif defined(__aarch64__)
+  constexpr unsigned long kHwcapAsimdDp = 1UL << 20;  // HWCAP_ASIMDDP, linux/arch/arm64/include/uapi/asm/hwcap.h
+  return (getauxval(AT_HWCAP) & kHwcapAsimdDp) != 0;
+#else
+  return false;
+#endif
+}
+
+namespace {
+
+Isa best_isa() {
+#if defined(QNNPY_X86_SIMD)
+  return cpu_has_avx512_vnni() ? Isa::Avx512Vnni : cpu_has_avx2() ? Isa::Avx2 : Isa::Scalar;
+#elif defined(QNNPY_ARM_SIMD)
+  return cpu_has_neon_dot() ? Isa::NeonDot : Isa::Neon;
+#else
+  return Isa::Scalar;
+#endif
+}
+
+}  // namespace
 
 Isa parse_isa(const std::string& name) {
   if (name == "scalar") return Isa::Scalar;
   if (name == "avx2") {
+#if defined(QNNPY_X86_SIMD)
     if (!cpu_has_avx2()) throw std::invalid_argument("isa 'avx2' requested but this CPU has no AVX2+FMA");
     return Isa::Avx2;
+#else
+    throw std::invalid_argument("isa 'avx2' requested but qnnpy was built without the x86-64 AVX2 kernels");
+#endif
   }
   if (name == "avx512vnni") {
+#if defined(QNNPY_X86_SIMD)
     if (!cpu_has_avx512_vnni()) {
       throw std::invalid_argument("isa 'avx512vnni' requested but this CPU (or OS) has no AVX-512 F/BW/VL + VNNI");
     }
     return Isa::Avx512Vnni;
+#else
+    throw std::invalid_argument("isa 'avx512vnni' requested but qnnpy was built without the x86-64 SIMD kernels");
+#endif
   }
-  if (name == "auto" || name.empty()) {
-    return cpu_has_avx512_vnni() ? Isa::Avx512Vnni : cpu_has_avx2() ? Isa::Avx2 : Isa::Scalar;
+  if (name == "neon" || name == "neon_dot") {
+#if defined(QNNPY_ARM_SIMD)
+    if (name == "neon") return Isa::Neon;
+    if (!cpu_has_neon_dot()) {
+      throw std::invalid_argument("isa 'neon_dot' requested but this CPU has no dot-product extension (asimddp)");
+    }
+    return Isa::NeonDot;
+#else
+    throw std::invalid_argument("isa '" + name + "' requested but qnnpy was built without the AArch64 NEON kernels");
+#endif
   }
-  throw std::invalid_argument("unknown isa '" + name + "' (expected auto, scalar, avx2 or avx512vnni)");
+  if (name == "auto" || name.empty()) return best_isa();
+  throw std::invalid_argument("unknown isa '" + name + "' (expected auto, scalar, avx2, avx512vnni, neon or neon_dot)");
 }
 
 Isa default_isa() {
@@ -55,14 +121,13 @@ Isa default_isa() {
 
 const char* isa_name(Isa isa) {
   switch (isa) {
-    case Isa::Avx2:
-      return "avx2";
-    case Isa::Avx512Vnni:
-      return "avx512vnni";
-    case Isa::Scalar:
-      break;
+    case Isa::Scalar: return "scalar";
+    case Isa::Avx2: return "avx2";
+    case Isa::Avx512Vnni: return "avx512vnni";
+    case Isa::Neon: return "neon";
+    case Isa::NeonDot: return "neon_dot";
   }
-  return "scalar";
+  throw std::logic_error("unknown isa");
 }
 
 int64_t packed_b_size(int64_t k, int64_t n) {
@@ -115,6 +180,7 @@ const KernelSet& scalar_kernels() {
   return k;
 }
 
+#if defined(QNNPY_X86_SIMD)
 const KernelSet& avx2_kernels() {
   static const KernelSet k = {gemm_s16_avx2,  requantize_avx2, depthwise_row_avx2, quantize_avx2,
                               dequantize_avx2, add_float_avx2, add_fixed_avx2,    relu_avx2,
@@ -134,17 +200,21 @@ const KernelSet& avx512_vnni_kernels() {
   }();
   return k;
 }
+#endif
 
 const KernelSet& kernel_set(Isa isa) {
   switch (isa) {
-    case Isa::Avx2:
-      return avx2_kernels();
-    case Isa::Avx512Vnni:
-      return avx512_vnni_kernels();
-    case Isa::Scalar:
-      break;
+    case Isa::Scalar: return scalar_kernels();
+#if defined(QNNPY_X86_SIMD)
+    case Isa::Avx2: return avx2_kernels();
+    case Isa::Avx512Vnni: return avx512_vnni_kernels();
+#elif defined(QNNPY_ARM_SIMD)
+    case Isa::Neon: return neon_kernels();
+    case Isa::NeonDot: return neon_dot_kernels();
+#endif
+    default: break;
   }
-  return scalar_kernels();
+  throw std::invalid_argument(std::string("isa '") + isa_name(isa) + "' is not built for this architecture");
 }
 
 }  // namespace qnnpy

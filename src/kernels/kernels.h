@@ -1,6 +1,6 @@
-// The integer kernels of the runtime. Each exists as a scalar reference and an
-// AVX2 variant (src/kernels/scalar, src/kernels/avx2), some also as an AVX-512 VNNI
-// variant (src/kernels/avx512); all must agree bit for bit.
+// The integer kernels of the runtime. Each exists as a scalar reference and SIMD
+// variants (src/kernels/scalar; src/kernels/avx2 and, for some, src/kernels/avx512 on
+// x86-64; src/kernels/neon on AArch64); all must agree bit for bit.
 // 4-D activations are NHWC; "bytes" hold uint8 or int8 values per `is_signed`.
 #pragma once
 
@@ -16,14 +16,18 @@ namespace qnnpy {
 // elements and a scalar loop over the rest (aten/src/ATen/native/cpu/Loops.h).
 constexpr int64_t kTorchVectorBlock = 64;
 
-enum class Isa { Scalar, Avx2, Avx512Vnni };
+// Avx512Vnni: the AVX2 set with the AVX-512 VNNI GEMM and depthwise kernels swapped in.
+// NeonDot: the NEON kernels with the GEMM on sdot (the Armv8.2 dot-product extension).
+enum class Isa { Scalar, Avx2, Avx512Vnni, Neon, NeonDot };
 
-bool cpu_has_avx2();
-// AVX-512 F/BW/VL and VNNI reported by cpuid, and the zmm state enabled by the OS (xgetbv).
+bool cpu_has_avx2();      // false off x86-64
+// AVX-512 F/BW/VL and VNNI reported by cpuid, and the zmm state enabled by the OS (xgetbv); false off x86-64.
 bool cpu_has_avx512_vnni();
-// The ISA to use: QNNPY_ISA=scalar|avx2|avx512vnni forces one; otherwise the widest the CPU has.
+bool cpu_has_neon_dot();  // Linux: HWCAP_ASIMDDP; macOS: hw.optional.arm.FEAT_DotProd; false off AArch64
+// The ISA to use: QNNPY_ISA=scalar|avx2|avx512vnni|neon|neon_dot forces one; otherwise the
+// best the CPU runs among those built for its architecture (avx512vnni, avx2 or scalar; neon_dot or neon).
 Isa default_isa();
-Isa parse_isa(const std::string& name);  // "scalar", "avx2", "avx512vnni" or "auto"
+Isa parse_isa(const std::string& name);  // "scalar", "avx2", "avx512vnni", "neon", "neon_dot" or "auto"
 const char* isa_name(Isa isa);
 
 // B (k x n int16, row-major) packed for gemm_s16: n padded to kGemmNR columns,
@@ -195,7 +199,9 @@ struct KernelSet {
 
 const KernelSet& kernel_set(Isa isa);
 const KernelSet& scalar_kernels();
-const KernelSet& avx2_kernels();
-const KernelSet& avx512_vnni_kernels();  // the AVX2 set with its VNNI kernels swapped in
+const KernelSet& avx2_kernels();         // x86-64 builds with QNNPY_SIMD only
+const KernelSet& avx512_vnni_kernels();  // the AVX2 set with its VNNI kernels swapped in; x86-64 builds only
+const KernelSet& neon_kernels();         // AArch64 builds with QNNPY_SIMD only
+const KernelSet& neon_dot_kernels();     // AArch64 builds with QNNPY_SIMD only
 
 }  // namespace qnnpy

@@ -1,0 +1,90 @@
+// qnnpy_kernel_tests: the C++ test driver of the kernels and the runtime, without Python,
+// so that it also runs where the Python package is not built (a cross build under
+// qemu-user, tests/test_cross_aarch64.py).
+//   qnnpy_kernel_tests info                      the CPU features and the ISAs built and runnable
+//   qnnpy_kernel_tests twins [ISA...] [--seed N] every kernel of each SIMD ISA (default: all the
+//                                                CPU runs) against the scalar kernels; exit 1 on a mismatch
+//   qnnpy_kernel_tests run GRAPH INPUT OUTPUT PROFILE ISA [THREADS]   see run_graph.h
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "kernel_tests/run_graph.h"
+#include "kernel_tests/twin_check.h"
+
+namespace qnnpy::kernel_tests {
+namespace {
+
+// The SIMD ISAs of this build that this CPU runs.
+std::vector<Isa> runnable_simd_isas() {
+  std::vector<Isa> isas;
+  for (const char* name : {"avx2", "avx512vnni", "neon", "neon_dot"}) {
+    try {
+      isas.push_back(parse_isa(name));
+    } catch (const std::invalid_argument&) {
+      // not built for this architecture, or not supported by this CPU
+    }
+  }
+  return isas;
+}
+
+int info() {
+  std::printf("default_isa %s\ncpu_has_avx2 %d\ncpu_has_neon_dot %d\nsimd_isas", isa_name(default_isa()),
+              cpu_has_avx2(), cpu_has_neon_dot());
+  for (Isa isa : runnable_simd_isas()) std::printf(" %s", isa_name(isa));
+  std::printf("\n");
+  return 0;
+}
+
+int twins(const std::vector<std::string>& args) {
+  uint64_t seed = 1;
+  std::vector<Isa> isas;
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == "--seed" && i + 1 < args.size()) {
+      seed = std::strtoull(args[++i].c_str(), nullptr, 10);
+    } else {
+      isas.push_back(parse_isa(args[i]));
+    }
+  }
+  if (isas.empty()) isas = runnable_simd_isas();
+  if (isas.empty()) {
+    std::printf("no SIMD kernels built for this architecture or run by this CPU: nothing to compare\n");
+    return 0;
+  }
+  int failures = 0;
+  for (Isa isa : isas) failures += run_twin_checks(isa, seed);
+  std::printf(failures ? "twins: %d FAILED\n" : "twins: all passed\n", failures);
+  return failures ? 1 : 0;
+}
+
+int usage() {
+  std::fprintf(stderr,
+               "usage: qnnpy_kernel_tests info\n"
+               "       qnnpy_kernel_tests twins [ISA...] [--seed N]\n"
+               "       qnnpy_kernel_tests run GRAPH INPUT OUTPUT PROFILE ISA [THREADS]\n");
+  return 2;
+}
+
+}  // namespace
+}  // namespace qnnpy::kernel_tests
+
+int main(int argc, char** argv) {
+  using namespace qnnpy::kernel_tests;
+  const std::vector<std::string> args(argv + 1, argv + argc);
+  try {
+    if (args.size() == 1 && args[0] == "info") return info();
+    if (!args.empty() && args[0] == "twins") return twins({args.begin() + 1, args.end()});
+    if ((args.size() == 6 || args.size() == 7) && args[0] == "run") {
+      const int threads = args.size() == 7 ? std::atoi(args[6].c_str()) : 1;
+      run_graph_file(args[1], args[2], args[3], qnnpy::parse_profile(args[4]), qnnpy::parse_isa(args[5]), threads);
+      return 0;
+    }
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "qnnpy_kernel_tests: %s\n", e.what());
+    return 1;
+  }
+  return usage();
+}

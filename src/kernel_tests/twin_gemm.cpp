@@ -1,0 +1,82 @@
+// Twin checks of the two GEMMs and the byte clamp that prepares the u8 x s8 GEMM's input.
+#include <string>
+
+#include "kernel_tests/twin_check.h"
+
+namespace qnnpy::kernel_tests {
+namespace {
+
+std::string shape_name(const char* kernel, int64_t m, int64_t k, int64_t n) {
+  return std::string(kernel) + " m=" + std::to_string(m) + " k=" + std::to_string(k) + " n=" + std::to_string(n);
+}
+
+void check_gemm_s16(TwinContext& ctx, int64_t m, int64_t k, int64_t n) {
+  const int64_t kp = (k + 1) / 2 * 2;
+  std::vector<int16_t> a(m * kp, 0), b(k * n);
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < k; ++j) a[i * kp + j] = static_cast<int16_t>(ctx.uniform(-4096, 4096));
+  // The runtime's operands are 8-bit values minus zero points; these bounds keep every
+  // int32 sum exact (the scalar reference's int32 arithmetic must not overflow).
+  for (auto& v : b) v = static_cast<int16_t>(ctx.uniform(0, 3) == 0 ? -256 : ctx.uniform(-256, 255));
+  std::vector<int16_t> packed(packed_b_size(k, n));
+  pack_b(b.data(), k, n, packed.data());
+  const int64_t ldc = n + 3;
+  std::vector<int32_t> want(m * ldc, 7), got(m * ldc, 7);
+  ctx.ref.gemm_s16(a.data(), m, kp, packed.data(), n, want.data(), ldc);
+  ctx.simd.gemm_s16(a.data(), m, kp, packed.data(), n, got.data(), ldc);
+  ctx.expect_equal(want, got, shape_name("gemm_s16", m, k, n));
+}
+
+void check_gemm_u8s8(TwinContext& ctx, int64_t m, int64_t k, int64_t n, int a_max) {
+  const int64_t kq = (k + 3) / 4 * 4;
+  std::vector<uint8_t> a(m * kq, 0);
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < k; ++j) a[i * kq + j] = static_cast<uint8_t>(ctx.uniform(0, a_max));
+  std::vector<int8_t> b(k * n);
+  for (auto& v : b) v = static_cast<int8_t>(ctx.uniform(0, 3) == 0 ? -128 : ctx.uniform(-128, 127));
+  std::vector<int8_t> packed(packed_b_u8s8_size(k, n));
+  pack_b_u8s8(b.data(), k, n, packed.data());
+  const int64_t ldc = n + 5;
+  std::vector<int32_t> want(m * ldc, 7), got(m * ldc, 7);
+  ctx.ref.gemm_u8s8(a.data(), m, kq, packed.data(), n, want.data(), ldc);
+  ctx.simd.gemm_u8s8(a.data(), m, kq, packed.data(), n, got.data(), ldc);
+  ctx.expect_equal(want, got, shape_name("gemm_u8s8", m, k, n) + " a_max=" + std::to_string(a_max));
+}
+
+void check_clamp(TwinContext& ctx, int64_t n) {
+  const uint8_t bound = static_cast<uint8_t>(ctx.uniform(0, 255));
+  const std::vector<uint8_t> x = ctx.bytes(n);
+  const int64_t blocks = (n + kClampBlock - 1) / kClampBlock;
+  std::vector<uint8_t> want(n), got(n), want_flags(blocks), got_flags(blocks);
+  const int64_t want_count = ctx.ref.clamp_u8(x.data(), n, bound, want.data(), want_flags.data());
+  const int64_t got_count = ctx.simd.clamp_u8(x.data(), n, bound, got.data(), got_flags.data());
+  const std::string what = "clamp_u8 n=" + std::to_string(n) + " bound=" + std::to_string(bound);
+  ctx.expect_equal(want, got, what);
+  ctx.expect_equal(want_flags, got_flags, what + " flags");
+  ctx.expect_equal(std::vector<int64_t>{want_count}, std::vector<int64_t>{got_count}, what + " count");
+}
+
+}  // namespace
+
+void twin_gemm(TwinContext& ctx) {
+  const int64_t ms[] = {1, 2, 3, 5, 6, 7, 8, 13, 64};
+  const int64_t ks[] = {1, 3, 4, 9, 16, 21, 27, 64, 75};  // k quads left over a 16-byte step: 0 to 3
+  const int64_t ns[] = {1, 5, 16, 17, 33, 64};
+  // The AVX2 u8 x s8 GEMM saturates pair sums past int16 (its caller bounds a, runtime/u8s8_input.h);
+  // 127 keeps every pair in range. The NEON GEMMs are exact for any uint8.
+  const int a_max = ctx.isa == Isa::Avx2 ? 127 : 255;
+  for (int64_t m : ms)
+    for (int64_t k : ks)
+      for (int64_t n : ns) {
+        check_gemm_s16(ctx, m, k, n);
+        check_gemm_u8s8(ctx, m, k, n, a_max);
+      }
+  check_gemm_u8s8(ctx, 37, 1200, 40, a_max);  // long k: int32 sums past int16 range
+  check_gemm_s16(ctx, 19, 600, 24);
+  // Several row panels (about 64 KiB of A each), the last ones partial.
+  check_gemm_u8s8(ctx, 130, 1200, 17, a_max);
+  check_gemm_s16(ctx, 70, 1100, 17);
+  for (int64_t n : {1, 31, 32, 33, 100, 1000}) check_clamp(ctx, n);
+}
+
+}  // namespace qnnpy::kernel_tests

@@ -1,0 +1,36 @@
+// The NEON kernels (AArch64; declarations); see kernels.h for the contracts.
+#pragma once
+
+#include "kernels/kernels.h"
+
+namespace qnnpy {
+
+void gemm_s16_neon(const int16_t* a, int64_t m, int64_t kp, const int16_t* b_packed, int64_t n, int32_t* c,
+                   int64_t ldc);
+void gemm_u8s8_neon(const uint8_t* a, int64_t m, int64_t kq, const int8_t* b_packed, int64_t n, int32_t* c,
+                    int64_t ldc);
+// sdot: only where cpu_has_neon_dot() (gemm_u8s8_dot.cpp is built with +dotprod).
+void gemm_u8s8_neon_dot(const uint8_t* a, int64_t m, int64_t kq, const int8_t* b_packed, int64_t n, int32_t* c,
+                        int64_t ldc);
+int64_t clamp_u8_neon(const uint8_t* x, int64_t n, uint8_t bound, uint8_t* out, uint8_t* flags);
+void requantize_neon(const int32_t* acc, int64_t m, int64_t n, int64_t ld_acc, const RequantParams& p, uint8_t* out,
+                     int64_t ld_out);
+
+void quantize_neon(const float* x, int64_t n, float inv_scale, int32_t zp, int32_t lo, int32_t hi, uint8_t* out);
+void dequantize_neon(const uint8_t* q, int64_t n, bool is_signed, float scale, int32_t zp, float* out);
+void depthwise_row_neon(const uint8_t* x, const DepthwiseRow& s, bool is_signed, const int16_t* w_pairs, int32_t* acc);
+void add_float_neon(const uint8_t* a, const uint8_t* b, int64_t n, bool is_signed, const AddFloatParams& p,
+                    uint8_t* out);
+void add_fixed_neon(const uint8_t* a, const uint8_t* b, int64_t n, bool is_signed, const AddFixedParams& p,
+                    uint8_t* out);
+void relu_neon(const uint8_t* x, int64_t n, bool is_signed, int32_t zp, uint8_t* out);
+void lookup_neon(const uint8_t* x, int64_t n, const uint8_t* table, uint8_t* out);
+void mul_neon(const uint8_t* a, const uint8_t* b, int64_t n, bool is_signed, const MulParams& p, uint8_t* out);
+void batch_norm_neon(const uint8_t* x, int64_t pixels, int64_t c, bool is_signed, const BatchNormParams& p,
+                     uint8_t* out);
+void max_pool2d_neon(const uint8_t* x, const Pool2dShape& s, bool is_signed, uint8_t* out);
+void adaptive_avg_pool2d_neon(const uint8_t* x, const Pool2dShape& s, bool is_signed, const AdaptivePoolParams& p,
+                              uint8_t* out);
+void avg_pool2d_neon(const uint8_t* x, const Pool2dShape& s, bool is_signed, const AvgPool2dParams& p, uint8_t* out);
+
+}  // namespace qnnpy

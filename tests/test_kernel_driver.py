@@ -1,0 +1,194 @@
+"""qnnpy_kernel_tests, the C++ driver of the kernels and the runtime (src/kernel_tests), built
+natively and cross-built for AArch64 (Debian's g++-aarch64-linux-gnu) and run under qemu-user:
+
+* every SIMD kernel against its scalar twin, bit for bit (AVX2 here; NEON and NEON + sdot under
+  qemu, the latter on an emulated CPU with the dot-product extension, the former also on one
+  without it, where the runtime must pick plain NEON);
+* small graphs and whole models (ResNet-18, MobileNetV2 at small inputs) converted by the x86
+  Python package, run by the driver: every output and intermediate tensor equal, byte for byte,
+  to the x86 results, under every profile.
+
+The AArch64 tests are skipped, with the reason, where the cross tools are absent
+(scripts/install_cross_tools.sh installs them).
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import qnnpy
+from qnnpy import _core, zoo
+from qnnpy.profiles import PROFILES
+
+import kernel_driver
+from small_models import Head, Residual, conv_cases, quantized
+
+# qemu's CPU models: "max" has every extension (asimddp: sdot), "cortex-a53" is Armv8.0 (no sdot).
+CPU_DEFAULT_ISA = {"max": "neon_dot", "cortex-a53": "neon"}
+
+
+@pytest.fixture(scope="module")
+def native_driver(request) -> list[str]:
+    return [str(kernel_driver.build_driver(request.config.cache.mkdir("qnnpy_kernel_tests_native"), False))]
+
+
+@pytest.fixture(scope="module")
+def aarch64_driver(request) -> Path:
+    reason = kernel_driver.missing_cross_tools()
+    if reason:
+        pytest.skip(f"AArch64 cross build not possible: {reason}")
+    return kernel_driver.build_driver(request.config.cache.mkdir("qnnpy_kernel_tests_aarch64"), True)
+
+
+KERNEL_FAMILIES = ("gemm", "requantize", "depthwise", "elementwise", "pool")
+
+
+@pytest.fixture(scope="module")
+def scalar_only_driver(request) -> list[str]:
+    cache = request.config.cache.mkdir("qnnpy_kernel_tests_scalar_only")
+    return [str(kernel_driver.build_driver(cache, False, simd=False))]
+
+
+def _passed(done) -> str:
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    return done.stdout
+
+
+def _assert_twins_passed(out: str, isa: str) -> None:
+    """Every kernel family of `isa` ran checks and none failed (driver lines "isa family: N checks, F failed")."""
+    for family in KERNEL_FAMILIES:
+        line = next((l for l in out.splitlines() if l.startswith(f"{isa} {family}: ")), None)
+        assert line is not None, f"no {isa} {family} checks ran:\n{out}"
+        assert line.endswith(" 0 failed") and not line.startswith(f"{isa} {family}: 0 checks"), line
+
+
+def test_native_driver_runs_every_simd_kernel_against_its_scalar_twin(native_driver):
+    out = _passed(kernel_driver.run(native_driver, "twins", "--seed", "7"))
+    if _core.cpu_has_avx2():
+        _assert_twins_passed(out, "avx2")
+    if _core.cpu_has_avx512_vnni():
+        _assert_twins_passed(out, "avx512vnni")
+    assert "twins: all passed" in out
+
+
+@pytest.mark.parametrize("cpu", sorted(CPU_DEFAULT_ISA))
+def test_aarch64_driver_picks_sdot_only_where_the_cpu_reports_it(aarch64_driver, cpu):
+    out = _passed(kernel_driver.run(kernel_driver.aarch64_command(aarch64_driver, cpu), "info"))
+    assert f"default_isa {CPU_DEFAULT_ISA[cpu]}\n" in out
+    assert f"cpu_has_neon_dot {int(cpu == 'max')}\n" in out
+    assert "cpu_has_avx2 0\n" in out
+
+
+@pytest.mark.parametrize("cpu", sorted(CPU_DEFAULT_ISA))
+def test_aarch64_neon_kernels_equal_their_scalar_twins_under_qemu(aarch64_driver, cpu):
+    out = _passed(kernel_driver.run(kernel_driver.aarch64_command(aarch64_driver, cpu), "twins", "--seed", "11"))
+    isas = ["neon", "neon_dot"] if cpu == "max" else ["neon"]
+    for isa in isas:
+        _assert_twins_passed(out, isa)
+    assert ("neon_dot gemm" in out) == (cpu == "max")
+    assert "twins: all passed" in out
+
+
+def test_aarch64_neon_dot_is_refused_on_a_cpu_without_sdot(aarch64_driver):
+    done = kernel_driver.run(kernel_driver.aarch64_command(aarch64_driver, "cortex-a53"), "twins", "neon_dot")
+    assert done.returncode == 1
+    assert "isa 'neon_dot' requested but this CPU has no dot-product extension" in done.stderr
+
+
+def _x86_results(graph: _core.Graph, x: np.ndarray, profile: str, isa: str) -> dict[str, np.ndarray]:
+    outs, captured = _core.Executor(graph, profile, isa, 1).run([x], True)
+    return {**{f"output:{i}": o for i, o in enumerate(outs)}, **captured}
+
+
+def _driver_results(command: list[str], graph: _core.Graph, x: np.ndarray, profile: str, isa: str,
+                    tmp: Path) -> dict[str, np.ndarray]:
+    (tmp / "graph.qnnpy").write_bytes(bytes(graph.serialize()))
+    kernel_driver.write_inputs(tmp / "input.bin", [x])
+    _passed(kernel_driver.run(command, "run", str(tmp / "graph.qnnpy"), str(tmp / "input.bin"), str(tmp / "out.bin"),
+                              profile, isa))
+    return kernel_driver.read_results(tmp / "out.bin")
+
+
+def _assert_same_bytes(want: dict[str, np.ndarray], got: dict[str, np.ndarray], what: str) -> None:
+    assert sorted(want) == sorted(got), what
+    for name, a in want.items():
+        b = got[name]
+        assert a.dtype == b.dtype and a.shape == b.shape, f"{what}: {name}"
+        if a.tobytes() != b.tobytes():
+            np.testing.assert_array_equal(a, b, err_msg=f"{what}: {name}")
+            pytest.fail(f"{what}: {name} differs in its bytes (e.g. the sign of a zero or a NaN payload)")
+
+
+def _small_graphs() -> dict[str, tuple[_core.Graph, np.ndarray]]:
+    graphs = {}
+    bodies = {name: (body, shape, per_channel, fuse) for name, (body, shape, per_channel, fuse) in conv_cases().items()}
+    bodies["head_pools_linear"] = (Head(linear_relu=True), (3, 13, 11), True, None)
+    bodies["residual_add_relu"] = (Residual(relu=True), (3, 10, 9), True, None)
+    for name, (body, shape, per_channel, fuse) in bodies.items():
+        model, x = quantized(body, shape, per_channel, fuse)
+        graphs[name] = (qnnpy.from_torch(model, (x,)).graph, x.numpy())
+    return graphs
+
+
+@pytest.fixture(scope="module")
+def small_graphs() -> dict[str, tuple[_core.Graph, np.ndarray]]:
+    return _small_graphs()
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_native_driver_runs_small_graphs_as_the_python_package_does(native_driver, small_graphs, profile, tmp_path):
+    isas = ["scalar"] + ["avx2"] * _core.cpu_has_avx2() + ["avx512vnni"] * _core.cpu_has_avx512_vnni()
+    for name, (graph, x) in small_graphs.items():
+        want = _x86_results(graph, x, profile, "scalar")
+        for isa in isas:
+            got = _driver_results(native_driver, graph, x, profile, isa, tmp_path)
+            _assert_same_bytes(want, got, f"{name} native {isa} ({profile})")
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_aarch64_small_graphs_equal_x86_under_qemu(aarch64_driver, small_graphs, profile, tmp_path):
+    command = kernel_driver.aarch64_command(aarch64_driver, "max")
+    for name, (graph, x) in small_graphs.items():
+        want = _x86_results(graph, x, profile, "scalar")
+        for isa in ("scalar", "neon", "neon_dot"):
+            got = _driver_results(command, graph, x, profile, isa, tmp_path)
+            _assert_same_bytes(want, got, f"{name} aarch64 {isa} ({profile})")
+
+
+# Whole models at small inputs (the runtime's results do not depend on the size; qemu is slow).
+MODEL_INPUTS = {"resnet18": 32, "mobilenet_v2": 64}
+
+
+@pytest.fixture(scope="module")
+def small_models() -> dict[str, tuple[_core.Graph, np.ndarray]]:
+    models = {}
+    for name, size in MODEL_INPUTS.items():
+        model = zoo.quantized_torchvision(name, image_size=size, calibration_batches=2, batch_size=2)
+        x = zoo.calibration_data(1, 1, (3, size, size), seed=5)[0]
+        models[name] = (qnnpy.from_torch(model, (x,)).graph, x.numpy())
+    return models
+
+
+@pytest.mark.parametrize("cpu", sorted(CPU_DEFAULT_ISA))
+@pytest.mark.parametrize("profile", PROFILES)
+def test_aarch64_whole_models_equal_x86_under_qemu(aarch64_driver, small_models, profile, cpu, tmp_path):
+    command = kernel_driver.aarch64_command(aarch64_driver, cpu)
+    for name, (graph, x) in small_models.items():
+        want = _x86_results(graph, x, profile, "")
+        got = _driver_results(command, graph, x, profile, CPU_DEFAULT_ISA[cpu], tmp_path)
+        _assert_same_bytes(want, got, f"{name} aarch64 {CPU_DEFAULT_ISA[cpu]} under -cpu {cpu} ({profile})")
+
+
+@pytest.mark.slow  # a third build of the core (about a minute of CPU time)
+def test_scalar_only_build_runs_as_on_an_architecture_without_simd_kernels(scalar_only_driver, small_graphs, tmp_path):
+    out = _passed(kernel_driver.run(scalar_only_driver, "info"))
+    assert "default_isa scalar\n" in out and "simd_isas\n" in out
+    assert "nothing to compare" in _passed(kernel_driver.run(scalar_only_driver, "twins"))
+    done = kernel_driver.run(scalar_only_driver, "twins", "avx2")
+    assert done.returncode == 1 and "built without the x86-64 AVX2 kernels" in done.stderr
+    for name, (graph, x) in small_graphs.items():
+        for profile in PROFILES:
+            got = _driver_results(scalar_only_driver, graph, x, profile, "auto", tmp_path)
+            _assert_same_bytes(_x86_results(graph, x, profile, "scalar"), got, f"{name} scalar-only build ({profile})")
