@@ -1,7 +1,7 @@
 """Walks a captured graph and converts each op through the converter table."""
 from __future__ import annotations
 
-from typing import Any, Iterator, Sequence
+from typing import Any, Sequence
 
 import torch
 import torch.fx
@@ -9,6 +9,7 @@ import torch.fx
 from qnnpy.capture.fx_capture import CapturedGraph, capture_fx
 from qnnpy.capture.torchscript_capture import capture_torchscript
 from qnnpy.convert.context import ConversionContext, op_name
+from qnnpy.convert.dynamic_ops import is_dynamic_quantized_op, refuse_unsupported_dynamic
 from qnnpy.convert.ops import CONVERTERS
 from qnnpy.errors import ConversionError, UnsupportedOpsError
 from qnnpy.module import QDQModule
@@ -34,39 +35,12 @@ def _outputs(arg: Any) -> list[torch.fx.Node]:
     raise ConversionError(f"model output {arg!r:.60} is not a tensor")
 
 
-def _node_kinds(nodes: Any) -> Iterator[str]:
-    """Kinds of TorchScript nodes, including those inside if/loop blocks."""
-    for n in nodes:
-        yield n.kind()
-        for block in n.blocks():
-            yield from _node_kinds(block.nodes())
-
-
-def _refuse_dynamic_quantization(model: torch.nn.Module) -> None:
-    """Dynamic quantization computes activation qparams from each input at run time; a
-    static QDQ module (every tensor with fixed qparams) cannot express that."""
-    import torch.ao.nn.quantized.dynamic as nnqd
-
-    if isinstance(model, torch.jit.ScriptModule):
-        kinds = sorted({kind for kind in _node_kinds(model.inlined_graph.nodes()) if kind.endswith("_dynamic")})
-        dynamic = [(type(model).__name__, kind) for kind in kinds]
-    else:
-        dynamic = [(path, type(m).__name__) for path, m in model.named_modules()
-                   if type(m).__module__.startswith(nnqd.__name__)]
-    if dynamic:
-        listed = ", ".join(f"{path or '(model)'} ({name})" for path, name in dynamic)
-        raise ConversionError(
-            f"{type(model).__name__} is dynamically quantized: {listed}. Dynamic quantization keeps float "
-            "activations and picks their qparams per input at run time, which a static QDQ module cannot "
-            "express. Quantize statically instead (prepare / calibrate / convert, or prepare_fx / convert_fx)."
-        )
-
-
 def convert_captured(captured: CapturedGraph) -> QDQModule:
     """Convert a captured model; every unsupported op is reported at once."""
     ctx = ConversionContext(captured)
     gm = captured.module
-    if not any(_is_tensor(v) and v.is_quantized for v in captured.values.values()):
+    dynamic = any(is_dynamic_quantized_op(_table_key(gm, n)) for n in gm.graph.nodes if n.op.startswith("call_"))
+    if not dynamic and not any(_is_tensor(v) and v.is_quantized for v in captured.values.values()):
         raise ConversionError(
             f"{type(gm).__name__} computes no quantized tensor: it is a float model. Quantize it first "
             "(torch.ao.quantization prepare/calibrate/convert, or prepare_fx/convert_fx)."
@@ -129,7 +103,7 @@ def from_torch(model: torch.nn.Module, example_inputs: Sequence[torch.Tensor] | 
         raise ConversionError(f"{type(model).__name__} is in training mode; call model.eval() before converting")
     if isinstance(example_inputs, torch.Tensor):
         example_inputs = (example_inputs,)
-    _refuse_dynamic_quantization(model)
+    refuse_unsupported_dynamic(model)
     return convert_captured(capture(model, tuple(example_inputs)))
 
 
