@@ -72,7 +72,8 @@ def convert_captured(captured: CapturedGraph) -> QDQModule:
     return QDQModule(ctx.graph, torch_nodes)
 
 
-def from_torch(model: torch.nn.Module, example_inputs: Sequence[torch.Tensor] | torch.Tensor | None = None) -> QDQModule:
+def from_torch(model: torch.nn.Module, example_inputs: Sequence[torch.Tensor] | torch.Tensor | None = None,
+               dynamic_batch: bool = False) -> QDQModule:
     """Convert a quantized PyTorch model to a canonical QDQ module.
 
     ``model``, in eval mode, is one of:
@@ -87,6 +88,15 @@ def from_torch(model: torch.nn.Module, example_inputs: Sequence[torch.Tensor] | 
     ``example_inputs`` are the float inputs of ``forward``; they fix the static
     shapes of the module and provide the quantization parameters of every
     intermediate tensor.
+
+    ``dynamic_batch=True`` makes dim 0 of the inputs (and of every tensor) a batch
+    of any size: the Relax module takes a symbolic batch, ``module.run`` and TVM's
+    float form (``tvm_bridge.build(..., form="qdq")``) any batch size. The graph is
+    checked to keep the batch as dim 0 everywhere; a model that reshapes or
+    reduces across it is refused. Static quantization treats the samples of a
+    batch independently, so a batch's results equal its samples' run one by one;
+    dynamic quantization (``dynamic_linear``) chooses its input qparams over the
+    whole batch, as PyTorch does.
 
     Raises :class:`~qnnpy.errors.ConversionError` for a float model or bad
     input, and :class:`~qnnpy.errors.UnsupportedOpsError` listing every op
@@ -104,7 +114,13 @@ def from_torch(model: torch.nn.Module, example_inputs: Sequence[torch.Tensor] | 
     if isinstance(example_inputs, torch.Tensor):
         example_inputs = (example_inputs,)
     refuse_unsupported_dynamic(model)
-    return convert_captured(capture(model, tuple(example_inputs)))
+    module = convert_captured(capture(model, tuple(example_inputs)))
+    if dynamic_batch:
+        try:
+            module.graph.set_dynamic_batch(True)
+        except ValueError as e:
+            raise ConversionError(f"{type(model).__name__} cannot take a dynamic batch: {e}") from e
+    return module
 
 
 def capture(model: torch.nn.Module, example_inputs: tuple[torch.Tensor, ...]) -> CapturedGraph:

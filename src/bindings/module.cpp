@@ -12,4 +12,5 @@ PYBIND11_MODULE(_core, m) {
   qnnpy::bindings::bind_fixed_point(m);
   qnnpy::bindings::bind_lowering(m);
   qnnpy::bindings::bind_dynamic(m);
+  qnnpy::bindings::bind_batch(m);
 }
