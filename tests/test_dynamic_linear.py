@@ -38,6 +38,14 @@ def test_runtime_equals_pytorch_fbgemm_dynamic_linear(name, isa):
         np.testing.assert_array_equal(result.dequantized, expected)
 
 
+def test_compare_reports_every_dynamic_layer_identical():
+    model, shape = dynamic_cases()["dynamic_per_tensor_relu"]
+    x = torch.randn(shape)
+    report = qnnpy.compare(model, qnnpy.from_torch(model, (x,)), [x * 3, x], profiles=["fbgemm"])
+    assert [layer.op for layer in report.layers["fbgemm"]] == ["dynamic_linear"] * 3
+    assert report.all_identical("fbgemm")
+
+
 def test_reduce_range_follows_the_module_version():
     """nnqd.Linear passes reduce_range=True from state version 4 on, False before; both are reproduced."""
     model = dynamic_quantized(nn.Sequential(nn.Linear(16, 8)), per_channel=False)
