@@ -120,10 +120,10 @@ def load_saved_module(directory: Path) -> QDQModule:
         raise InputFileError(f"cannot read the module saved in {directory}: {type(e).__name__}: {e}") from e
 
 
-def convert_model(model: torch.nn.Module, inputs: Sequence[torch.Tensor]) -> QDQModule:
+def convert_model(model: torch.nn.Module, inputs: Sequence[torch.Tensor], dynamic_batch: bool = False) -> QDQModule:
     """``from_torch``; a failure while running the model on the example inputs is a conversion error."""
     try:
-        return from_torch(model, tuple(inputs))
+        return from_torch(model, tuple(inputs), dynamic_batch=dynamic_batch)
     except ConversionError:
         raise
     except Exception as e:  # the model's own forward, e.g. on inputs of the wrong shape
@@ -140,7 +140,7 @@ def run_convert(args: argparse.Namespace) -> int:
     progress(f"  {loaded.kind} {type(loaded.model).__name__}; converting with example inputs "
              + ", ".join(str(s) for s in args.input_shape))
     inputs = [generated_inputs(shape, 1, SEED + i)[0] for i, shape in enumerate(args.input_shape)]
-    module = convert_model(loaded.model, inputs)
+    module = convert_model(loaded.model, inputs, dynamic_batch=args.dynamic_batch)
     progress(f"  {len(module.nodes())} ops; saving to {args.output}")
     out = module.save(args.output)
     progress(f"  wrote {out / 'module.py'}, {out / 'params.npz'}, {out / 'graph.qnnpy'}")
@@ -312,7 +312,11 @@ def build_parser() -> argparse.ArgumentParser:
                          help="folder to write the module to (created if missing)")
     convert.add_argument("--input-shape", metavar="SHAPE", type=parse_shape, action="append", required=True,
                          help="shape of one float input of forward(), e.g. 1,3,224,224; repeat once per input, in "
-                              "order. The shapes are static in the module (batch size included)")
+                              "order. The shapes are static in the module (batch size included, unless "
+                              "--dynamic-batch)")
+    convert.add_argument("--dynamic-batch", action="store_true",
+                         help="make dim 0 of the inputs a batch of any size (a symbolic dim in module.py); "
+                              "refused for a model that reshapes or reduces across the batch")
     convert.set_defaults(run=run_convert)
 
     inspect = commands.add_parser(

@@ -22,7 +22,7 @@ class LayerAgreement:
     op: str
     identical: int   # bit-identical elements
     total: int
-    max_lsb: int     # largest |difference| in quantization steps
+    max_lsb: int     # largest |difference| in quantization steps (float layers: in float32 ulps)
 
     @property
     def fraction(self) -> float:
@@ -61,6 +61,19 @@ class ComparisonReport:
         return "\n".join(lines)
 
 
+def _ordered_float_bits(a: np.ndarray) -> np.ndarray:
+    """float32 values as integers in the order of the floats, one apart per ulp (-0 and +0 both 0)."""
+    bits = np.ascontiguousarray(a, dtype=np.float32).view(np.int32).astype(np.int64)
+    return np.where(bits < 0, np.int64(-2**31) - bits, bits)
+
+
+def _difference(ours: np.ndarray, theirs: torch.Tensor) -> np.ndarray:
+    """|ours - theirs| in quantization steps; for a float tensor (a dynamic_linear output) in float32 ulps."""
+    if not theirs.is_quantized:
+        return np.abs(_ordered_float_bits(ours) - _ordered_float_bits(theirs.detach().numpy()))
+    return np.abs(ours.astype(np.int64) - theirs.int_repr().numpy().astype(np.int64))
+
+
 def compare(
     model: torch.nn.Module,
     module: QDQModule,
@@ -85,9 +98,7 @@ def compare(
         for profile in profiles:
             result = module.run(x.numpy(), profile=profile, isa=isa, capture=True)
             for n in nodes:
-                ours = result.intermediates[n["output"]].astype(np.int64)
-                theirs = captured.values[module.torch_nodes[n["output"]]].int_repr().numpy().astype(np.int64)
-                diff = np.abs(ours - theirs)
+                diff = _difference(result.intermediates[n["output"]], captured.values[module.torch_nodes[n["output"]]])
                 s = stats[profile][n["output"]]
                 s[0] += int((diff == 0).sum())
                 s[1] += diff.size
@@ -107,7 +118,7 @@ class TVMAgreement:
     same_top1: int   # of those rows, how many have the same arg max
     identical: int   # output values less than half a step apart
     total: int
-    max_lsb: int     # largest |difference| in quantization steps
+    max_lsb: int     # largest |difference| in quantization steps (float layers: in float32 ulps)
     form: str = ""   # the runner's form ("kernels", "integer", "qdq") and profile, when it says
 
     def summary(self) -> str:

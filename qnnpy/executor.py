@@ -19,9 +19,11 @@ from qnnpy.profiles import check_profile
 
 @dataclass
 class RunOutput:
-    """One output of a run: its integer values (in the integer dtype of the graph, uint8 or int8) and their dequantized values."""
+    """One output of a run: its integer values (in the integer dtype of the graph, uint8 or int8) and their
+    dequantized values. An output computed in float (a dynamic quantized linear's, a PT2E float head) has no
+    integer form: ``quantized`` is None and ``dequantized`` holds the output."""
 
-    quantized: np.ndarray
+    quantized: np.ndarray | None
     dequantized: np.ndarray
 
 
@@ -30,17 +32,19 @@ class RunResult:
     """Output of one run: the first output's integer and dequantized values, every output, and (with capture) every tensor.
 
     ``quantized`` and ``dequantized`` are ``outputs[0]``'s; ``outputs`` holds every
-    output of the graph in order.
+    output of the graph in order. ``quantized`` is None when that output is computed in float
+    (see :class:`RunOutput`).
     """
 
-    quantized: np.ndarray
+    quantized: np.ndarray | None
     dequantized: np.ndarray
     intermediates: dict[str, np.ndarray] = field(default_factory=dict)
     outputs: list[RunOutput] = field(default_factory=list)
 
 
-def output_integer_dtypes(graph: _core.Graph) -> list[np.dtype]:
-    """The integer dtype of each output: its own, or for a float output the dtype of the tensor it was dequantized from."""
+def output_integer_dtypes(graph: _core.Graph) -> list[np.dtype | None]:
+    """The integer dtype of each output: its own, or for a float output the dtype of the tensor it was dequantized
+    from; None for an output computed in float."""
     producer = {n["output"]: n for n in graph.nodes()}
     by_name = {v["name"]: v for v in graph.values()}
     dtypes = []
@@ -49,9 +53,7 @@ def output_integer_dtypes(graph: _core.Graph) -> list[np.dtype]:
         node = producer.get(info["name"])
         if info["dtype"] == "float32" and node is not None and node["op"] == "dequantize":
             info = by_name[node["inputs"][0]]
-        if info["dtype"] == "float32":
-            raise ValueError(f"output '{info['name']}' is float32 and not dequantized from an integer tensor")
-        dtypes.append(np.dtype(info["dtype"]))
+        dtypes.append(None if info["dtype"] == "float32" else np.dtype(info["dtype"]))
     return dtypes
 
 
@@ -90,7 +92,10 @@ class Executor:
         return RunResult(results[0].quantized, results[0].dequantized, dict(captured), results)
 
     @staticmethod
-    def _integer_and_real(out: np.ndarray, scale: float, zero_point: int, dtype: np.dtype) -> RunOutput:
+    def _integer_and_real(out: np.ndarray, scale: float | None, zero_point: int | None,
+                          dtype: np.dtype | None) -> RunOutput:
+        if out.dtype == np.float32 and (scale is None or dtype is None):
+            return RunOutput(None, out)
         if out.dtype == np.float32:
             # Exact: |q - zp| <= 255, so the float round trip cannot cross a rounding boundary.
             quantized = (np.rint(out / np.float32(scale)) + zero_point).astype(dtype)

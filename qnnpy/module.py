@@ -28,7 +28,8 @@ class QDQModule:
         self._graph = graph
         # IR value name -> name of the FX node that computed it (known after from_torch, not after load).
         self.torch_nodes = dict(torch_nodes or {})
-        self._executors: dict[tuple[str, str, int], Executor] = {}
+        self._executors: dict[tuple[str, str, int, int], Executor] = {}
+        self._batch_graphs: dict[int, _core.Graph] = {}  # dynamic batch: the graph of each batch size run
 
     @property
     def graph(self) -> _core.Graph:
@@ -43,6 +44,12 @@ class QDQModule:
     def params(self) -> dict[str, np.ndarray]:
         """Function parameters after the inputs, by name, in signature order (read-only views)."""
         return dict(self._graph.exported_params())
+
+    @property
+    def dynamic_batch(self) -> bool:
+        """Whether the module takes any batch size (``from_torch(..., dynamic_batch=True)``): dim 0 of
+        every tensor is the batch, symbolic in the Relax module; ``input_shapes`` holds the example's."""
+        return self._graph.dynamic_batch
 
     @property
     def input_names(self) -> list[str]:
@@ -128,13 +135,36 @@ class QDQModule:
         qnnpack engine) or ``"fbgemm"`` (equal to PyTorch's fbgemm engine). Returns the
         quantized output, its dequantized values and, with ``capture=True``, every
         intermediate integer tensor by IR value name; ``RunResult.outputs`` holds every
-        output. Weights are packed once per (profile, isa, threads) and reused; after
-        the first run the graph is frozen.
+        output. Weights are packed once per (profile, isa, threads, batch size) and reused;
+        after the first run the graph is frozen. A module with ``dynamic_batch`` runs any
+        batch size (dim 0 of the inputs).
         """
-        key = (profile, isa or _core.default_isa(), threads)
+        batch = self._batch_of(inputs)
+        key = (profile, isa or _core.default_isa(), threads, batch)
         if key not in self._executors:
-            self._executors[key] = Executor(self._graph, self.output_qparams(), profile, isa, threads)
+            self._executors[key] = Executor(self._graph_at(batch), self.output_qparams(), profile, isa, threads)
         return self._executors[key].run(*inputs, capture=capture)
+
+    def _example_batch(self) -> int:
+        """Dim 0 of the inputs the module was converted with (1 for a rank-0 input)."""
+        shape = self.input_shapes[0]
+        return shape[0] if shape else 1
+
+    def _batch_of(self, inputs: tuple[np.ndarray, ...]) -> int:
+        """The batch size of a run: dim 0 of the first input (the core checks every shape)."""
+        batch = int(np.shape(inputs[0])[0]) if inputs and np.ndim(inputs[0]) else self._example_batch()
+        if batch != self._example_batch() and not self.dynamic_batch:
+            raise ValueError(f"input batch {batch}: this module was built for batch {self._example_batch()}; "
+                             "convert with from_torch(..., dynamic_batch=True) to run any batch size")
+        return batch
+
+    def _graph_at(self, batch: int) -> _core.Graph:
+        """The graph at ``batch`` (the module's own at the example batch; made once per other size)."""
+        if batch == self._example_batch():
+            return self._graph
+        if batch not in self._batch_graphs:
+            self._batch_graphs[batch] = self._graph.with_batch(batch)
+        return self._batch_graphs[batch]
 
     def to_tvm(self) -> Any:
         """The module as a ``tvm.IRModule`` (needs ``pip install qnnpy[tvm]``)."""

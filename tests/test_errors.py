@@ -75,15 +75,16 @@ def test_bad_example_input_type_is_refused():
         qnnpy.from_torch(model, (torch.zeros(1, 3, 4, 4, dtype=torch.int64),))
 
 
-def test_dynamic_quantized_model_is_refused_naming_its_modules():
+def test_float_op_between_dynamic_linears_is_reported():
+    """Dynamic linears convert; the float ReLU between them (qnnpy converts quantized ReLUs) is refused by name."""
     model = nn.Sequential(nn.Linear(8, 4), nn.ReLU(), nn.Linear(4, 2)).eval()
     dynamic = torch.ao.quantization.quantize_dynamic(model, {nn.Linear}, dtype=torch.qint8)
-    with pytest.raises(ConversionError, match=r"dynamically quantized: 0 \(Linear\), 2 \(Linear\).*Quantize statically"):
+    with pytest.raises(ConversionError, match=r"1 \(torch.nn.modules.activation.ReLU\): expected a quantized output, got torch.float32"):
         qnnpy.from_torch(dynamic, (torch.randn(1, 8),))
 
 
-def test_dynamic_quantized_torchscript_lists_its_dynamic_ops():
-    model = nn.Sequential(nn.Linear(8, 4), nn.ReLU()).eval()
-    scripted = torch.jit.script(torch.ao.quantization.quantize_dynamic(model, {nn.Linear}, dtype=torch.qint8))
-    with pytest.raises(ConversionError, match="linear_dynamic"):
-        qnnpy.from_torch(scripted, (torch.randn(1, 8),))
+def test_dynamic_quantized_torchscript_lstm_is_refused_naming_its_op():
+    model = nn.Sequential(nn.LSTM(8, 4)).eval()
+    scripted = torch.jit.script(torch.ao.quantization.quantize_dynamic(model, {nn.LSTM}, dtype=torch.qint8))
+    with pytest.raises(ConversionError, match="quantized_lstm.*LSTM, GRU and RNN cells"):
+        qnnpy.from_torch(scripted, (torch.randn(2, 1, 8),))

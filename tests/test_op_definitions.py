@@ -9,9 +9,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import torch
 
 import qnnpy
 from qnnpy import _core
+from dynamic_models import dynamic_cases
 from small_models import Head, Residual, conv_cases, op_cases, quantized
 
 README = Path(__file__).resolve().parent.parent / "README.md"
@@ -26,6 +28,8 @@ def _test_models():
         models[name] = qnnpy.from_torch(*_with_input(quantized(body, shape, per_channel, fuse)))
     for name, body in {"add": Residual(False), "pools_linear": Head(False)}.items():
         models[name] = qnnpy.from_torch(*_with_input(quantized(body, (3, 17, 17))))
+    for name, (model, shape) in dynamic_cases().items():
+        models[name] = qnnpy.from_torch(model, (torch.randn(shape),))
     return models
 
 
@@ -53,7 +57,7 @@ def test_op_names_are_unique():
 def test_every_op_has_rule_emission_and_runner(name):
     info = _core.op_info(name)
     assert info["name"] == name
-    assert info["kind"] in {"requantizing", "qparam_preserving", "quantize", "dequantize"}
+    assert info["kind"] in {"requantizing", "qparam_preserving", "quantize", "dequantize", "float"}
     assert info["has_rule"] and info["has_emission"]
     assert info["has_runner"] or info["not_runnable"], f"{name}: no runner and no reason why"
 

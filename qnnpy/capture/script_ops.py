@@ -49,6 +49,11 @@ def _overload(schema: torch._C.FunctionSchema) -> Any:
     return getattr(packet, schema.overload_name or "default")
 
 
+# aten ops whose Python forms take schema arguments as keywords only (Tensor.to: memory_format), so
+# the positional TorchScript arguments only fit the op overload (torch.ops.aten.to.dtype, ...).
+_OVERLOAD_ONLY = frozenset({"aten::to"})
+
+
 def python_op(kind: str, schema: torch._C.FunctionSchema, known: Container[Any] = frozenset()) -> PythonOp:
     """The Python callable an FX trace would record for a TorchScript op kind.
 
@@ -62,6 +67,8 @@ def python_op(kind: str, schema: torch._C.FunctionSchema, known: Container[Any] 
     namespace, name = kind.split("::")
     if namespace != "aten":
         return PythonOp("call_function", getattr(getattr(torch.ops, namespace), name))
+    if kind in _OVERLOAD_ONLY:
+        return PythonOp("call_function", _overload(schema))
     base = in_place_base(kind) or name
     forms = [PythonOp("call_function", getattr(m, base)) for m in (torch, F) if callable(getattr(m, base, None))]
     if schema.arguments and schema.arguments[0].name == "self" and callable(getattr(torch.Tensor, base, None)):

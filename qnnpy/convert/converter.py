@@ -1,7 +1,7 @@
 """Walks a captured graph and converts each op through the converter table."""
 from __future__ import annotations
 
-from typing import Any, Iterator, Sequence
+from typing import Any, Sequence
 
 import torch
 import torch.fx
@@ -9,6 +9,7 @@ import torch.fx
 from qnnpy.capture.fx_capture import CapturedGraph, capture_fx
 from qnnpy.capture.torchscript_capture import capture_torchscript
 from qnnpy.convert.context import ConversionContext, op_name
+from qnnpy.convert.dynamic_ops import is_dynamic_quantized_op, refuse_unsupported_dynamic
 from qnnpy.convert.ops import CONVERTERS
 from qnnpy.errors import ConversionError, UnsupportedOpsError
 from qnnpy.module import QDQModule
@@ -34,39 +35,12 @@ def _outputs(arg: Any) -> list[torch.fx.Node]:
     raise ConversionError(f"model output {arg!r:.60} is not a tensor")
 
 
-def _node_kinds(nodes: Any) -> Iterator[str]:
-    """Kinds of TorchScript nodes, including those inside if/loop blocks."""
-    for n in nodes:
-        yield n.kind()
-        for block in n.blocks():
-            yield from _node_kinds(block.nodes())
-
-
-def _refuse_dynamic_quantization(model: torch.nn.Module) -> None:
-    """Dynamic quantization computes activation qparams from each input at run time; a
-    static QDQ module (every tensor with fixed qparams) cannot express that."""
-    import torch.ao.nn.quantized.dynamic as nnqd
-
-    if isinstance(model, torch.jit.ScriptModule):
-        kinds = sorted({kind for kind in _node_kinds(model.inlined_graph.nodes()) if kind.endswith("_dynamic")})
-        dynamic = [(type(model).__name__, kind) for kind in kinds]
-    else:
-        dynamic = [(path, type(m).__name__) for path, m in model.named_modules()
-                   if type(m).__module__.startswith(nnqd.__name__)]
-    if dynamic:
-        listed = ", ".join(f"{path or '(model)'} ({name})" for path, name in dynamic)
-        raise ConversionError(
-            f"{type(model).__name__} is dynamically quantized: {listed}. Dynamic quantization keeps float "
-            "activations and picks their qparams per input at run time, which a static QDQ module cannot "
-            "express. Quantize statically instead (prepare / calibrate / convert, or prepare_fx / convert_fx)."
-        )
-
-
 def convert_captured(captured: CapturedGraph) -> QDQModule:
     """Convert a captured model; every unsupported op is reported at once."""
     ctx = ConversionContext(captured)
     gm = captured.module
-    if not any(_is_tensor(v) and v.is_quantized for v in captured.values.values()):
+    dynamic = any(is_dynamic_quantized_op(_table_key(gm, n)) for n in gm.graph.nodes if n.op.startswith("call_"))
+    if not dynamic and not any(_is_tensor(v) and v.is_quantized for v in captured.values.values()):
         raise ConversionError(
             f"{type(gm).__name__} computes no quantized tensor: it is a float model. Quantize it first "
             "(torch.ao.quantization prepare/calibrate/convert, or prepare_fx/convert_fx)."
@@ -98,7 +72,8 @@ def convert_captured(captured: CapturedGraph) -> QDQModule:
     return QDQModule(ctx.graph, torch_nodes)
 
 
-def from_torch(model: torch.nn.Module, example_inputs: Sequence[torch.Tensor] | torch.Tensor | None = None) -> QDQModule:
+def from_torch(model: torch.nn.Module, example_inputs: Sequence[torch.Tensor] | torch.Tensor | None = None,
+               dynamic_batch: bool = False) -> QDQModule:
     """Convert a quantized PyTorch model to a canonical QDQ module.
 
     ``model``, in eval mode, is one of:
@@ -113,6 +88,15 @@ def from_torch(model: torch.nn.Module, example_inputs: Sequence[torch.Tensor] | 
     ``example_inputs`` are the float inputs of ``forward``; they fix the static
     shapes of the module and provide the quantization parameters of every
     intermediate tensor.
+
+    ``dynamic_batch=True`` makes dim 0 of the inputs (and of every tensor) a batch
+    of any size: the Relax module takes a symbolic batch, ``module.run`` and TVM's
+    float form (``tvm_bridge.build(..., form="qdq")``) any batch size. The graph is
+    checked to keep the batch as dim 0 everywhere; a model that reshapes or
+    reduces across it is refused. Static quantization treats the samples of a
+    batch independently, so a batch's results equal its samples' run one by one;
+    dynamic quantization (``dynamic_linear``) chooses its input qparams over the
+    whole batch, as PyTorch does.
 
     Raises :class:`~qnnpy.errors.ConversionError` for a float model or bad
     input, and :class:`~qnnpy.errors.UnsupportedOpsError` listing every op
@@ -129,8 +113,14 @@ def from_torch(model: torch.nn.Module, example_inputs: Sequence[torch.Tensor] | 
         raise ConversionError(f"{type(model).__name__} is in training mode; call model.eval() before converting")
     if isinstance(example_inputs, torch.Tensor):
         example_inputs = (example_inputs,)
-    _refuse_dynamic_quantization(model)
-    return convert_captured(capture(model, tuple(example_inputs)))
+    refuse_unsupported_dynamic(model)
+    module = convert_captured(capture(model, tuple(example_inputs)))
+    if dynamic_batch:
+        try:
+            module.graph.set_dynamic_batch(True)
+        except ValueError as e:
+            raise ConversionError(f"{type(model).__name__} cannot take a dynamic batch: {e}") from e
+    return module
 
 
 def capture(model: torch.nn.Module, example_inputs: tuple[torch.Tensor, ...]) -> CapturedGraph:

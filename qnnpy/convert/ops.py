@@ -20,25 +20,12 @@ import torch.nn.functional as F
 from torch import nn
 
 from qnnpy.convert.context import ConversionContext
+from qnnpy.convert.dynamic_ops import DYNAMIC_CONVERTERS
+from qnnpy.convert.op_form import OpForm
 from qnnpy.convert.torch_weight_reader import conv_state, linear_state
 from qnnpy.errors import ConversionError
 
 Converter = Callable[[ConversionContext, torch.fx.Node], int]
-
-
-class OpForm:
-    """A table entry for one PyTorch form of an op: the op's converter, called with the arguments the form fixes.
-
-    ``description`` names the form and what it becomes, as the docstring of a converter does.
-    """
-
-    def __init__(self, converter: Callable[..., int], description: str, **arguments: Any):
-        self.converter = converter
-        self.description = description
-        self.arguments = arguments
-
-    def __call__(self, ctx: ConversionContext, node: torch.fx.Node) -> int:
-        return self.converter(ctx, node, **self.arguments)
 
 
 def _pair(v: Any) -> list[int]:
@@ -440,5 +427,6 @@ CONVERTERS: dict[Any, Converter] = {
     torch.dropout: convert_dropout,
     F.dropout: convert_dropout,
     "Tensor.contiguous": convert_identity,
+    **DYNAMIC_CONVERTERS,
 }
 

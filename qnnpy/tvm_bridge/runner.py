@@ -33,11 +33,20 @@ def parse_script(text: str) -> Any:
     return tvm_module().script.from_source(text)
 
 
+def _check_batch(module: Any, form: str) -> None:
+    """The integer and kernels forms are built for the module's static shapes: a dynamic batch is refused."""
+    if form != "qdq" and getattr(module, "dynamic_batch", False):
+        raise ValueError(f"the {form!r} form needs static shapes and this module has a dynamic batch; build "
+                         "form='qdq' (any batch size), or convert without dynamic_batch for the integer and "
+                         "kernels forms")
+
+
 def relax_module(module: Any, form: str = "qdq", profile: str = "int32_bias", bind_params: bool = False) -> Any:
     """The ``tvm.IRModule`` that ``build`` compiles for ``form``: the canonical QDQ module
     (``"qdq"``, executed in float), its integer lowering under ``profile`` (``"integer"``) or
     its calls of qnnpy's kernels (``"kernels"``, params inside the node specs).
     ``bind_params``: the params become constants of ``main`` (``relax.transform.BindParams``)."""
+    _check_batch(module, form)
     if form == "kernels":
         from qnnpy import tvm_kernel_form
 
@@ -98,14 +107,16 @@ def build(module: Any, form: str | None = None, profile: str = "int32_bias", tar
     ``module.run(x, profile=profile)``, at about its speed), ``"integer"`` (pure integer
     Relax from ``lower_integer``: bit for bit the same, portable to any target, untuned),
     ``"qdq"`` (the canonical module as written, executed in float32: within a few LSB).
-    ``None`` takes :func:`default_form`. ``target``: a target string, options allowed
+    ``None`` takes :func:`default_form`, or ``"qdq"`` for a module with a dynamic batch (the
+    only form that takes any batch size; the others refuse such a module). ``target``: a target string, options allowed
     (``"llvm -mcpu=znver4"``), TVM's dict form or a ``tvm.target.Target``.
     ``bind_params``: compile the params in as constants (the runner then takes the inputs
     only; the kernels form always carries them in its node specs).
     """
-    form = form or default_form()
+    form = form or ("qdq" if getattr(module, "dynamic_batch", False) else default_form())
     if form not in FORMS:
         raise ValueError(f"unknown form {form!r}; choose one of {FORMS}")
+    _check_batch(module, form)
     if form == "kernels":
         from qnnpy import tvm_kernel_form
 

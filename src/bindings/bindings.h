@@ -12,5 +12,7 @@ void bind_runtime(pybind11::module_& m);  // runtime.cpp: Executor
 void bind_kernels(pybind11::module_& m);  // kernels.cpp: CPU features, measured peaks
 void bind_fixed_point(pybind11::module_& m);  // fixed_point.cpp: the fixed_point profile's multiplier and requantization
 void bind_lowering(pybind11::module_& m);     // lowering_constants.cpp: the runtime's numbers for the TVM integer lowering
+void bind_dynamic(pybind11::module_& m);      // dynamic.cpp: dynamic_linear nodes, the run-time qparams rule
+void bind_batch(pybind11::module_& m);        // batch.cpp: dynamic batch methods of Graph (after bind_graph)
 
 }  // namespace qnnpy::bindings

@@ -11,4 +11,6 @@ PYBIND11_MODULE(_core, m) {
   qnnpy::bindings::bind_kernels(m);
   qnnpy::bindings::bind_fixed_point(m);
   qnnpy::bindings::bind_lowering(m);
+  qnnpy::bindings::bind_dynamic(m);
+  qnnpy::bindings::bind_batch(m);
 }

@@ -9,8 +9,11 @@
 namespace qnnpy {
 namespace {
 
-std::string tensor_type(const Shape& shape, DType dtype) {
-  return "R.Tensor(" + shape_str(shape) + ", \"" + dtype_name(dtype) + "\")";
+// `dim0`, when given, names a symbolic first dimension: R.Tensor(("batch", 3, 224, 224), "float32").
+std::string tensor_type(const Shape& shape, DType dtype, const std::string& dim0 = "") {
+  std::string dims = shape_str(shape);
+  if (!dim0.empty()) dims = "(\"" + dim0 + "\"" + dims.substr(dims.find_first_of(",)"));
+  return "R.Tensor(" + dims + ", \"" + dtype_name(dtype) + "\")";
 }
 
 // Per-tensor qparams as constants; per-channel ones as the exported params.
@@ -54,18 +57,30 @@ Emitter::Emitter(const Graph& g) : g_(g) {
   for (const ExportedParam& p : exported_params(g)) {
     if (!taken_.insert(p.name).second) throw std::logic_error("duplicate Relax parameter name '" + p.name + "'");
   }
+  if (g.dynamic_batch()) batch_var_ = fresh("batch");
+}
+
+std::string Emitter::shape_expr(const Shape& shape) const {
+  std::string s = "R.shape([";
+  for (size_t i = 0; i < shape.size(); ++i) {
+    s += (i ? ", " : "") + (i == 0 && !batch_var_.empty() ? batch_var_ : std::to_string(shape[i]));
+  }
+  return s + "])";
 }
 
 std::string Emitter::run(const std::string& func_name) {
   std::ostringstream head;
   head << "# from tvm.script import ir as I\n"
-       << "# from tvm.script import relax as R\n\n"
+       << "# from tvm.script import relax as R\n"
+       << (batch_var_.empty() ? "" : "# from tvm.script import tirx as T\n") << "\n"
        << "@I.ir_module\nclass Module:\n    @R.function\n    def " << func_name << "(";
   std::vector<std::string> args;
-  for (int id : g_.inputs()) args.push_back(g_.value(id).name + ": " + tensor_type(g_.value(id).shape, DType::Float32));
+  for (int id : g_.inputs()) args.push_back(g_.value(id).name + ": " + tensor_type(g_.value(id).shape, DType::Float32, batch_var_));
   for (const ExportedParam& p : exported_params(g_)) args.push_back(p.name + ": " + tensor_type(p.shape, p.dtype));
   for (size_t i = 0; i < args.size(); ++i) head << (i ? ",\n            " : "") << args[i];
-  head << "):\n        R.func_attr({\"num_input\": " << g_.inputs().size() << "})\n"
+  head << "):\n";
+  if (!batch_var_.empty()) head << "        " << batch_var_ << " = T.int64()\n";
+  head << "        R.func_attr({\"num_input\": " << g_.inputs().size() << "})\n"
        << "        with R.dataflow():\n";
   for (const Node& n : g_.nodes()) op_def(n).emit(*this, n);
   std::string result;

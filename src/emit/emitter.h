@@ -32,6 +32,9 @@ class Emitter {
   // The name of node n's output variable.
   const std::string& out_name(const Node& n) const { return g_.value(n.output).name; }
 
+  // A Relax shape literal; with a dynamic batch, dim 0 is the function's symbolic batch variable.
+  std::string shape_expr(const Shape& shape) const;
+
   // Writes `expr` into a fresh variable named from `base`; returns the variable.
   std::string emit(const std::string& base, const std::string& expr);
   // Writes `var = expr` for a variable that already has its name.
@@ -52,6 +55,7 @@ class Emitter {
 
   const Graph& g_;
   std::set<std::string> taken_;
+  std::string batch_var_;  // the symbolic batch (a tirx int64 var) when the graph's batch is dynamic
   std::ostringstream body_;
 };
 

@@ -91,6 +91,11 @@ class Graph {
   const Param& param(int id) const;
   const Param& node_param(const Node& n, const std::string& role) const;
 
+  // Dynamic batch: dim 0 of every value is the batch, any size at run time (ir/rebatch.h checks
+  // that the graph allows it and makes the graph of one batch size).
+  bool dynamic_batch() const { return dynamic_batch_; }
+  void set_dynamic_batch(bool on) { dynamic_batch_ = on; }
+
   // Returns `base` made into a valid identifier, with a numeric suffix if taken.
   std::string unique_name(const std::string& base);
 
@@ -105,6 +110,7 @@ class Graph {
   std::vector<int> outputs_;
   std::set<std::string> used_names_;
   mutable bool frozen_ = false;  // a one-way latch, set before any executor runs the graph
+  bool dynamic_batch_ = false;
 };
 
 }  // namespace qnnpy

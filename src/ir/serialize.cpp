@@ -111,6 +111,7 @@ std::string serialize_graph(const Graph& g) {
   }
   w.vec(g.inputs());
   w.vec(g.outputs());
+  if (g.dynamic_batch()) w.pod<uint8_t>(1);  // an optional trailing flag: files without it read as static
   return w.out;
 }
 
@@ -177,6 +178,7 @@ Graph deserialize_graph(const std::string& bytes) {
     if (old < 0 || old >= static_cast<int>(new_id.size())) throw std::invalid_argument("graph file: bad output id");
     g.mark_output(new_id[old]);
   }
+  if (!r.done()) g.set_dynamic_batch(r.pod<uint8_t>() != 0);
   if (inputs.size() != g.inputs().size() || !r.done()) throw std::invalid_argument("graph file is inconsistent");
   return g;
 }

@@ -28,7 +28,7 @@ void check_output_qparams(const Checker& c, const Value& out) {
 
 std::vector<OpDef> assemble() {
   std::vector<OpDef> all;
-  for (auto family : {quantize_ops, conv_ops, elementwise_ops, pool_ops, shape_ops, norm_ops}) {
+  for (auto family : {quantize_ops, conv_ops, elementwise_ops, pool_ops, shape_ops, norm_ops, dynamic_ops}) {
     for (const OpDef& op : family()) all.push_back(op);
   }
   return all;
@@ -60,6 +60,7 @@ const char* op_kind_name(OpKind kind) {
     case OpKind::QParamPreserving: return "qparam_preserving";
     case OpKind::Quantize: return "quantize";
     case OpKind::Dequantize: return "dequantize";
+    case OpKind::Float: return "float";
   }
   return "?";
 }
@@ -89,6 +90,7 @@ Shape check_by_kind(const OpDef& op, const Checker& c, const Value& out) {
       check_output_qparams(c, out);
       return op.infer(c, out);
     case OpKind::Dequantize:
+    case OpKind::Float:
       if (out.dtype != DType::Float32) c.fail("output must be float32");
       return op.infer(c, out);
     case OpKind::QParamPreserving: {

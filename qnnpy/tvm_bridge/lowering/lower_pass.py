@@ -23,7 +23,13 @@ from qnnpy.tvm_bridge.lowering.rules import Context, lower_island
 
 def _island(binding: Any, bindings: Bindings) -> Island:
     call = binding.value
-    scale = bindings.constant(call.args[1], "output scale").astype(np.float32)
+    try:
+        scale = bindings.constant(call.args[1], "output scale").astype(np.float32)
+    except NotLowerable as e:
+        if op_name(bindings.resolve(call.args[1])) is None:
+            raise
+        raise NotLowerable("dynamic quantization: the qparams of this quantize are computed at run time "
+                           "(dynamic_linear); the layer stays in float") from e
     zero_point = bindings.constant(call.args[2], "output zero point").astype(np.int64)
     out = QParams(scale, zero_point, int(call.attrs.axis))
     return Island(binding.var.name, call.args[0], out, str(call.attrs.out_dtype), shape_of(binding.var), bindings)
