@@ -52,5 +52,6 @@ std::vector<OpDef> elementwise_ops();  // elementwise.cpp
 std::vector<OpDef> pool_ops();         // pool.cpp
 std::vector<OpDef> shape_ops();        // shape.cpp
 std::vector<OpDef> norm_ops();         // norm.cpp
+std::vector<OpDef> softmax_ops();      // softmax.cpp
 
 }  // namespace qnnpy
