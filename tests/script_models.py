@@ -115,18 +115,18 @@ def quantized_functional_fx(seed: int = 0) -> tuple[torch.fx.GraphModule, torch.
 
 
 class Unsupported(nn.Module):
-    """A conv followed by two ops qnnpy has no converter for: quantized layer_norm and tanh."""
+    """A conv followed by two ops qnnpy has no converter for: pixel_shuffle and threshold."""
 
     def __init__(self):
         super().__init__()
         self.quant = torch.ao.quantization.QuantStub()
         self.conv = nn.Conv2d(3, 4, 3)
-        self.norm = nn.LayerNorm([4, 6, 6])
-        self.act = nn.Tanh()
+        self.shuffle = nn.PixelShuffle(2)
+        self.act = nn.Threshold(0.1, 0.0)
         self.dequant = torch.ao.quantization.DeQuantStub()
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.dequant(self.act(self.norm(self.conv(self.quant(x)))))
+        return self.dequant(self.act(self.shuffle(self.conv(self.quant(x)))))
 
 
 def quantized_unsupported() -> torch.nn.Module:

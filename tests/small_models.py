@@ -3,11 +3,16 @@ from __future__ import annotations
 
 import torch
 from torch import nn
+import torch.ao.nn.quantized as nnq
 from torch.ao.quantization import DeQuantStub, QConfig, QuantStub, default_observer, default_weight_observer
+from torch.ao.quantization.quantization_mappings import (get_default_qconfig_propagation_list,
+                                                          get_default_static_quant_module_mappings)
 
 from qnnpy import zoo
 
 PER_TENSOR_QCONFIG = QConfig(activation=default_observer, weight=default_weight_observer)
+# Eager mode has no mapping for nn.Softmax (FX mode has one): added so op cases can quantize it.
+EAGER_EXTRA_MAPPINGS = {nn.Softmax: nnq.Softmax}
 
 
 class Wrapped(nn.Module):
@@ -79,11 +84,13 @@ def quantized(body: nn.Module, shape: tuple[int, ...], per_channel: bool = True,
     data = zoo.calibration_data(4, 4, shape, seed + 1)
     model.qconfig = torch.ao.quantization.get_default_qconfig("fbgemm") if per_channel else PER_TENSOR_QCONFIG
     torch.backends.quantized.engine = "fbgemm"
-    torch.ao.quantization.prepare(model, inplace=True)
+    torch.ao.quantization.prepare(model, inplace=True,
+                                  allow_list=get_default_qconfig_propagation_list() | set(EAGER_EXTRA_MAPPINGS))
     with torch.no_grad():
         for x in data:
             model(x)
-    torch.ao.quantization.convert(model, inplace=True)
+    torch.ao.quantization.convert(model, {**get_default_static_quant_module_mappings(), **EAGER_EXTRA_MAPPINGS},
+                                  inplace=True)
     return model, zoo.calibration_data(1, 2, shape, seed + 2)[0]
 
 
@@ -275,5 +282,10 @@ def op_cases() -> dict[str, tuple[nn.Module, tuple[int, ...]]]:
         "upsample_scale_factor": (Activations(nn.Upsample(scale_factor=1.7, mode="nearest")), (3, 5, 7)),
         "upsample_recomputed_scale": (Activations(nn.Upsample(scale_factor=1.7, recompute_scale_factor=True)), (3, 5, 7)),
         "reshape_then_avg_pool": (Regrid(), (3, 8, 9)),
-        "elu": (Activations(nn.ELU(alpha=0.7)), (3, 9, 11)),  # last: the cases above keep their seeded weights
+        "elu": (Activations(nn.ELU(alpha=0.7)), (3, 9, 11)),  # the cases above keep their seeded weights
+        "quantized_tanh": (Activations(nn.Tanh()), (3, 9, 11)),
+        "quantized_layer_norm": (Activations(nn.LayerNorm([9, 11])), (3, 9, 11)),
+        "quantized_group_norm": (Activations(nn.GroupNorm(4, 12), cout=12), (3, 9, 11)),
+        "quantized_instance_norm2d": (Activations(nn.InstanceNorm2d(13, affine=True)), (3, 9, 11)),
+        "quantized_softmax": (Activations(nn.Softmax(dim=1)), (3, 9, 11)),
     }

@@ -139,26 +139,26 @@ def test_float_model_exits_1_with_the_reason(files, tmp_path, capsys):
     assert not (tmp_path / "out").exists()
 
 
-class WithGroupNorm(nn.Module):
+class WithUnsupportedOps(nn.Module):
     def __init__(self) -> None:
         super().__init__()
         self.conv = nn.Conv2d(3, 4, 3)
-        self.act = nn.GroupNorm(2, 4)
+        self.act = nn.PixelShuffle(2)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return torch.tanh(self.act(self.conv(x)))
+        return torch.flip(self.act(self.conv(x)), [3])
 
 
 def test_unsupported_ops_are_listed_on_one_line(tmp_path, capsys, monkeypatch):
     monkeypatch.syspath_prepend(str(TESTS_DIR))  # the pickled class lives in this test module
-    model, _ = quantized(WithGroupNorm(), SHAPE[1:])
+    model, _ = quantized(WithUnsupportedOps(), SHAPE[1:])
     torch.save(model, tmp_path / "model.pt")
     code = cli.main(["convert", "--trust-pickle", str(tmp_path / "model.pt"), "-o", str(tmp_path / "out"), "--input-shape", SHAPE_ARG])
     err = [line for line in capsys.readouterr().err.splitlines() if line.startswith("qnnpy: error:")]
     assert code == cli.EXIT_CONVERSION
     assert len(err) == 1
     assert "2 unsupported op(s), none converted: body.act: " in err[0]
-    assert "body.tanh: torch.tanh" in err[0]
+    assert "body.flip: torch.flip" in err[0]
 
 
 @pytest.mark.parametrize("shape", ["2,x,12,12", "2,3,0,12", ""])

@@ -34,11 +34,11 @@ class TwoUnsupported(nn.Module):
     def __init__(self):
         super().__init__()
         self.conv = nn.Conv2d(3, 4, 3)
-        self.act = nn.GroupNorm(2, 4)
-        self.tail = nn.Conv2d(4, 4, 1)
+        self.act = nn.PixelShuffle(2)
+        self.tail = nn.Conv2d(1, 4, 1)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return torch.tanh(self.tail(self.act(self.conv(x))))
+        return torch.flip(self.tail(self.act(self.conv(x))), [3])
 
 
 def test_all_unsupported_ops_are_listed_with_paths():
@@ -46,9 +46,9 @@ def test_all_unsupported_ops_are_listed_with_paths():
     with pytest.raises(UnsupportedOpsError) as info:
         qnnpy.from_torch(model, (x,))
     paths = [path for path, _ in info.value.ops]
-    assert paths == ["body.act", "body.tanh"]
-    assert "torch.ao.nn.quantized.modules.normalization.GroupNorm" in str(info.value)
-    assert "torch.tanh" in str(info.value)
+    assert paths == ["body.act", "body.flip"]
+    assert "torch.nn.modules.pixelshuffle.PixelShuffle" in str(info.value)
+    assert "torch.flip" in str(info.value)
 
 
 def test_float_op_inside_a_quantized_model_is_reported():

@@ -25,7 +25,8 @@ QNNPACK_CLAMP = {"relu6", "hardtanh"}
 # its own (the contiguous rule adds the zero point before rounding). 1-LSB differences.
 TVM_MIN_IDENTICAL = {"reshape_then_avg_pool": 0.75, "avg_pool_upsample": 0.95}
 # Largest slope of the activations whose output scale differs from their input's.
-ACTIVATION_SLOPE = {"hardswish": 1.5, "hardsigmoid": 1 / 6, "sigmoid": 0.25, "leaky_relu": 1.0, "elu": 1.0}
+ACTIVATION_SLOPE = {"hardswish": 1.5, "hardsigmoid": 1 / 6, "sigmoid": 0.25, "leaky_relu": 1.0, "elu": 1.0,
+                    "quantized_tanh": 1.0}
 
 
 def _converted(name: str):

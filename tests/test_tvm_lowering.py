@@ -89,10 +89,16 @@ def _op_case(name: str) -> tuple[qnnpy.QDQModule, np.ndarray]:
     return qnnpy.from_torch(model, (x,)), x.numpy()
 
 
+# Op cases whose op has no integer rule and stays in float, reported (rules/norm.py):
+# test_normalizations_stay_float_and_are_reported.
+KEPT_FLOAT = {"quantized_layer_norm": "body_act", "quantized_group_norm": "body_act",
+              "quantized_instance_norm2d": "body_act", "quantized_softmax": "body_act"}
+
+
 def _op_case_names() -> list[str]:
     from small_models import op_cases
 
-    return sorted(op_cases()) + sorted(_model_cases())
+    return sorted(set(op_cases()) - set(KEPT_FLOAT)) + sorted(_model_cases())
 
 
 @pytest.mark.parametrize("profile", PROFILES)
@@ -100,6 +106,17 @@ def _op_case_names() -> list[str]:
 def test_op_cases_integer_form_equals_runtime(name, profile):
     module, x = _op_case(name)
     assert_identical(module, x, profile)
+
+
+@pytest.mark.parametrize("name", sorted(KEPT_FLOAT))
+def test_normalizations_stay_float_and_are_reported(name):
+    module, _ = _op_case(name)
+    with pytest.warns(UserWarning, match=f"kept in float: {KEPT_FLOAT[name]}"):
+        lowered = lower_integer(module.to_tvm(), "fbgemm", params=module.params, hints=module)
+    report = lowering_report(lowered)
+    assert [(n, reason) for n, _, reason in report.kept_float] == [
+        (KEPT_FLOAT[name], "normalizations and softmax stay in float (row statistics; no per-value table)")]
+    assert "body_conv" in [n for n, _ in report.lowered]
 
 
 def _tflite_form(layout: str) -> tuple[tvm.IRModule, dict[str, np.ndarray]]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import operator
 from typing import Any, Callable
 
+import numpy as np
 import torch
 import torch.ao.nn.intrinsic.quantized as nniq
 import torch.ao.nn.quantized as nnq
@@ -218,6 +219,79 @@ def convert_hardtanh(ctx: ConversionContext, node: torch.fx.Node) -> int:
     return ctx.add(node, "clamp", [node.args[0]], floats={"min": float(lo), "max": float(hi)})
 
 
+def convert_quantized_tanh(ctx: ConversionContext, node: torch.fx.Node) -> int:
+    """``nn.Tanh`` / ``torch.tanh`` on a quantized tensor (PyTorch fixes the output qparams: 2/256, 128 or 0)."""
+    return ctx.add(node, "quantized_tanh", [node.args[0]])
+
+
+# --- quantized normalization -----------------------------------------------------
+
+def _affine_part(value: torch.Tensor | None, shape: list[int], fill: float) -> np.ndarray:
+    """A normalization's weight or bias as float32; ``fill`` everywhere when the layer has none."""
+    if value is None:
+        return np.full(shape, fill, np.float32)
+    return value.detach().float().reshape(shape).numpy()
+
+
+def _add_normalization(ctx: ConversionContext, node: torch.fx.Node, op: str, ints: dict[str, list[int]],
+                       shape: list[int], weight: Any, bias: Any, eps: Any) -> int:
+    return ctx.graph.add_normalization(
+        op, ctx.value(node.args[0], node), ctx.source(node), ctx.source(node), _affine_part(ctx.example(weight), shape, 1.0),
+        _affine_part(ctx.example(bias), shape, 0.0), ints, float(eps), **ctx.quantized_output(node))
+
+
+def convert_quantized_layer_norm(ctx: ConversionContext, node: torch.fx.Node) -> int:
+    """``nnq.LayerNorm`` / ``torch.ops.quantized.layer_norm(x, normalized_shape, weight, bias, eps, scale,
+    zero_point)``: the last ``len(normalized_shape)`` axes normalized together, per-element weight and bias."""
+    if node.op == "call_module":
+        m = ctx.module(node)
+        normalized, weight, bias, eps = m.normalized_shape, m.weight, m.bias, m.eps
+    else:
+        normalized, weight, bias, eps = (_arg(node, i, name) for i, name in
+                                         ((1, "normalized_shape"), (2, "weight"), (3, "bias"), (4, "eps")))
+    normalized = [int(d) for d in normalized]
+    x_shape = list(ctx.example(node.args[0]).shape)
+    if x_shape[len(x_shape) - len(normalized):] != normalized:
+        raise ConversionError(f"{ctx.source(node)}: layer_norm's normalized_shape {normalized} is not the end of the "
+                              f"input shape {x_shape}")
+    return _add_normalization(ctx, node, "quantized_layer_norm", {"normalized_rank": [len(normalized)]}, normalized,
+                              weight, bias, eps)
+
+
+def convert_quantized_group_norm(ctx: ConversionContext, node: torch.fx.Node) -> int:
+    """``nnq.GroupNorm`` / ``torch.ops.quantized.group_norm(x, num_groups, weight, bias, eps, scale, zero_point)``."""
+    if node.op == "call_module":
+        m = ctx.module(node)
+        groups, weight, bias, eps = m.num_groups, m.weight, m.bias, m.eps
+    else:
+        groups, weight, bias, eps = (_arg(node, i, name) for i, name in
+                                     ((1, "num_groups"), (2, "weight"), (3, "bias"), (4, "eps")))
+    channels = int(ctx.example(node.args[0]).shape[1])
+    return _add_normalization(ctx, node, "quantized_group_norm", {"num_groups": [int(groups)]}, [channels], weight,
+                              bias, eps)
+
+
+def convert_quantized_instance_norm(ctx: ConversionContext, node: torch.fx.Node) -> int:
+    """``nnq.InstanceNorm1d/2d`` / ``torch.ops.quantized.instance_norm(x, weight, bias, eps, scale, zero_point)``:
+    PyTorch runs it as a group norm with one group per channel, and so does qnnpy."""
+    if node.op == "call_module":
+        m = ctx.module(node)
+        weight, bias, eps = m.weight, m.bias, m.eps
+    else:
+        weight, bias, eps = (_arg(node, i, name) for i, name in ((1, "weight"), (2, "bias"), (3, "eps")))
+    channels = int(ctx.example(node.args[0]).shape[1])
+    return _add_normalization(ctx, node, "quantized_group_norm", {"num_groups": [channels]}, [channels], weight,
+                              bias, eps)
+
+
+def convert_quantized_softmax(ctx: ConversionContext, node: torch.fx.Node) -> int:
+    """``nnq.Softmax`` / ``torch.ops.quantized.softmax(x, dim, output_scale, output_zero_point)``."""
+    dim = ctx.module(node).dim if node.op == "call_module" else _arg(node, 1, "dim")
+    if dim is None:
+        raise ConversionError(f"{ctx.source(node)}: quantized softmax without a dim is not supported")
+    return ctx.add(node, "quantized_softmax", [node.args[0]], ints={"axis": [int(dim)]})
+
+
 # --- pooling ---------------------------------------------------------------------
 
 def convert_max_pool2d(ctx: ConversionContext, node: torch.fx.Node) -> int:
@@ -396,6 +470,18 @@ CONVERTERS: dict[Any, Converter] = {
     F.relu6: convert_relu6,
     nn.Hardtanh: convert_hardtanh,
     F.hardtanh: convert_hardtanh,
+    nn.Tanh: convert_quantized_tanh,
+    torch.tanh: convert_quantized_tanh,
+    "Tensor.tanh": convert_quantized_tanh,
+    nnq.LayerNorm: convert_quantized_layer_norm,
+    torch.ops.quantized.layer_norm: convert_quantized_layer_norm,
+    nnq.GroupNorm: convert_quantized_group_norm,
+    torch.ops.quantized.group_norm: convert_quantized_group_norm,
+    nnq.InstanceNorm1d: convert_quantized_instance_norm,
+    nnq.InstanceNorm2d: convert_quantized_instance_norm,
+    torch.ops.quantized.instance_norm: convert_quantized_instance_norm,
+    nnq.Softmax: convert_quantized_softmax,
+    torch.ops.quantized.softmax: convert_quantized_softmax,
     nn.AvgPool2d: convert_avg_pool2d,
     F.avg_pool2d: convert_avg_pool2d,
     nn.Upsample: convert_upsample_nearest,

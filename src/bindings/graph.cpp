@@ -4,6 +4,7 @@
 #include "bindings/numpy_views.h"
 #include "emit/tvmscript.h"
 #include "ir/serialize.h"
+#include "layer_import/normalization_node.h"
 #include "ops/op_def.h"
 
 namespace qnnpy::bindings {
@@ -154,6 +155,26 @@ void bind_graph(py::module_& m) {
           py::arg("x"), py::arg("source"), py::arg("name"), py::arg("weight"), py::arg("bias"), py::arg("mean"),
           py::arg("var"), py::arg("eps"), py::arg("relu"), py::arg("out_dtype"), py::arg("out_scale"),
           py::arg("out_zero_point"), py::arg("expected_shape") = Shape{})
+      .def(
+          "add_normalization",
+          [](Graph& g, const std::string& op, int x, const std::string& source, const std::string& name,
+             const FloatArray& weight, const FloatArray& bias, const std::map<std::string, std::vector<int64_t>>& ints,
+             double eps, const std::string& out_dtype, float out_scale, int out_zero_point, const Shape& expected_shape) {
+            Node n;
+            n.op = op;
+            n.source = source;
+            n.inputs = {x};
+            n.ints = ints;
+            n.floats = {{"eps", eps}};
+            const std::vector<float> w(weight.data(), weight.data() + weight.size());
+            const std::vector<float> b(bias.data(), bias.data() + bias.size());
+            return add_normalization_node(g, std::move(n), shape_of(weight), w, b,
+                                          make_output(name, out_dtype, out_scale, out_zero_point), expected_shape);
+          },
+          py::arg("op"), py::arg("x"), py::arg("source"), py::arg("name"), py::arg("weight"), py::arg("bias"),
+          py::arg("ints"), py::arg("eps"), py::arg("out_dtype"), py::arg("out_scale"), py::arg("out_zero_point"),
+          py::arg("expected_shape") = Shape{},
+          "A quantized normalization (quantized_layer_norm, quantized_group_norm) with float32 weight and bias.")
       .def("mark_output", &Graph::mark_output, py::arg("value"))
       .def("script", &emit_tvmscript, py::arg("func_name") = "main", "The module as Relax TVMScript text.")
       .def("exported_params",

@@ -120,6 +120,11 @@ void elu_emit(Emitter& e, const Node& n) {
   });
 }
 
+// quantized_tanh: PyTorch's quantized tanh, output qparams fixed by PyTorch (2/256, 128 for uint8; 0 for int8).
+void tanh_emit(Emitter& e, const Node& n) {
+  e.unary(n, [](const std::string& x) { return "R.tanh(" + x + ")"; });
+}
+
 }  // namespace
 
 std::vector<OpDef> elementwise_ops() {
@@ -135,6 +140,7 @@ std::vector<OpDef> elementwise_ops() {
       {"leaky_relu", OpKind::Requantizing, leaky_relu_rule, leaky_relu_emit, table_runner<leaky_relu_tables>},
       {"clamp", OpKind::Requantizing, clamp_rule, clamp_emit, table_runner<clamp_tables>},
       {"elu", OpKind::Requantizing, elu_rule, elu_emit, table_runner<elu_tables>},
+      {"quantized_tanh", OpKind::Requantizing, same_shape_unary, tanh_emit, table_runner<tanh_tables>},
   };
 }
 

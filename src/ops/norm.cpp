@@ -1,5 +1,8 @@
 // batch_norm2d: a quantized BatchNorm2d (float32 gamma, beta, mean and variance
 // params), with the fused relu of BNReLU2d as the int "relu".
+// quantized_layer_norm / quantized_group_norm: PyTorch's quantized LayerNorm and
+// GroupNorm (InstanceNorm is a group norm with one group per channel), with float32
+// "norm_weight" and "norm_bias" params.
 #include "emit/emitter.h"
 #include "ops/op_def.h"
 #include "runtime/ops/runners.h"
@@ -36,11 +39,75 @@ void batch_norm2d_emit(Emitter& e, const Node& n) {
   e.quantize_output(n, e.bias_and_relu(n, e.emit(o + "_norm", bn + "[0]"), 4));
 }
 
+// The float32 weight and bias of a normalization, both of shape `shape`.
+void check_affine_params(const Checker& c, const Shape& shape, const std::string& what) {
+  for (const char* role : {"norm_weight", "norm_bias"}) {
+    const Param& p = c.g.node_param(c.n, role);
+    if (p.dtype != DType::Float32 || p.shape != shape) {
+      c.fail(std::string(role) + " must be float32 " + shape_str(shape) + " (" + what + "), got " + dtype_name(p.dtype) +
+             " " + shape_str(p.shape));
+    }
+  }
+  if (!(c.n.float_attr("eps") > 0.0)) c.fail("eps must be > 0, got " + std::to_string(c.n.float_attr("eps")));
+}
+
+// "normalized_rank" k: the last k axes are normalized together (LayerNorm's normalized_shape).
+Shape layer_norm_rule(const Checker& c, const Value&) {
+  c.inputs(1);
+  const Value& x = c.in(0);
+  c.quantized_per_tensor(x);
+  const int64_t k = c.n.int_attr("normalized_rank");
+  if (k < 1 || k > static_cast<int64_t>(x.shape.size())) {
+    c.fail("normalized_rank must be in [1, " + std::to_string(x.shape.size()) + "] for input shape " +
+           shape_str(x.shape) + ", got " + std::to_string(k));
+  }
+  check_affine_params(c, Shape(x.shape.end() - k, x.shape.end()), "the normalized shape");
+  return x.shape;
+}
+
+// (N, C, *spatial) normalized in "num_groups" groups of C / num_groups channels.
+Shape group_norm_rule(const Checker& c, const Value&) {
+  c.inputs(1);
+  const Value& x = c.in(0);
+  c.quantized_per_tensor(x);
+  if (x.shape.size() < 3) c.fail("input must be (N, C, *spatial) with at least one spatial axis, has shape " + shape_str(x.shape));
+  const int64_t groups = c.n.int_attr("num_groups");
+  if (groups < 1 || x.shape[1] % groups != 0) {
+    c.fail("num_groups must divide the " + std::to_string(x.shape[1]) + " channels, got " + std::to_string(groups));
+  }
+  check_affine_params(c, Shape{x.shape[1]}, "one per channel");
+  return x.shape;
+}
+
+std::string affine_args(Emitter& e, const Node& n) {
+  return e.graph().node_param(n, "norm_weight").name + ", " + e.graph().node_param(n, "norm_bias").name;
+}
+
+void layer_norm_emit(Emitter& e, const Node& n) {
+  const std::string x = e.input(n, 0, "x");
+  std::vector<int64_t> axes;
+  for (int64_t k = n.int_attr("normalized_rank"); k > 0; --k) axes.push_back(-k);
+  e.quantize_output(n, e.emit(e.out_name(n) + "_norm", "R.nn.layer_norm(" + x + ", " + affine_args(e, n) + ", axes=" +
+                                                          int_list(axes) + ", epsilon=" + float_literal(n.float_attr("eps")) + ")"));
+}
+
+void group_norm_emit(Emitter& e, const Node& n) {
+  const std::string x = e.input(n, 0, "x");
+  std::vector<int64_t> axes;
+  for (size_t d = 2; d < e.graph().value(n.inputs[0]).shape.size(); ++d) axes.push_back(static_cast<int64_t>(d));
+  e.quantize_output(n, e.emit(e.out_name(n) + "_norm", "R.nn.group_norm(" + x + ", " + affine_args(e, n) +
+                                                          ", num_groups=" + std::to_string(n.int_attr("num_groups")) +
+                                                          ", channel_axis=1, axes=" + int_list(axes) +
+                                                          ", epsilon=" + float_literal(n.float_attr("eps")) + ")"));
+}
+
 }  // namespace
 
 std::vector<OpDef> norm_ops() {
   return {
       {"batch_norm2d", OpKind::Requantizing, batch_norm2d_rule, batch_norm2d_emit, function_runner<run_batch_norm2d>},
+      {"quantized_layer_norm", OpKind::Requantizing, layer_norm_rule, layer_norm_emit, function_runner<run_quantized_layer_norm>},
+      {"quantized_group_norm", OpKind::Requantizing, group_norm_rule, group_norm_emit, function_runner<run_quantized_group_norm>},
   };
 }
 

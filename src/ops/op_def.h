@@ -54,5 +54,6 @@ std::vector<OpDef> pool_ops();         // pool.cpp
 std::vector<OpDef> shape_ops();        // shape.cpp
 std::vector<OpDef> norm_ops();         // norm.cpp
 std::vector<OpDef> dynamic_ops();      // dynamic.cpp
+std::vector<OpDef> softmax_ops();      // softmax.cpp
 
 }  // namespace qnnpy

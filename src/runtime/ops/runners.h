@@ -15,6 +15,11 @@ void run_relu(const OpArgs& a);
 void run_mul(const OpArgs& a);
 // norm_ops.cpp
 void run_batch_norm2d(const OpArgs& a);
+// normalize_ops.cpp
+void run_quantized_layer_norm(const OpArgs& a);
+void run_quantized_group_norm(const OpArgs& a);
+// softmax_ops.cpp
+void run_quantized_softmax(const OpArgs& a);
 // concat_ops.cpp
 void run_cat(const OpArgs& a);
 // pool_ops.cpp

@@ -186,4 +186,17 @@ UnaryTables elu_tables(const TableQuant& q, const Node& n, Profile) {
           })};
 }
 
+// Quantized tanh. fbgemm engine: qtanh_kernel (QuantizedOpKernels.cpp) dequantizes,
+// takes tanh and quantizes with (float)(1.0 / s_out) in its vector lanes (SLEEF's tanh,
+// ours the C library's, as for sigmoid) and with quantize_val in its scalar tail. qnnpack
+// engine with uint8 (qnnpack_tanh in qtanh.cpp): QNNPACK's own table (qnnpack/src/tanh.c).
+UnaryTables tanh_tables(const TableQuant& q, const Node&, Profile profile) {
+  const auto tanh_of = [](float x) { return std::tanh(x); };
+  if (follows_int32_bias_rules(profile) && !q.is_signed) {
+    const ByteTable t = qnnpack_table(q, tanh_of);
+    return {t, t};
+  }
+  return pointwise_tables(q, double_reciprocal(q.out_scale), tanh_of);
+}
+
 }  // namespace qnnpy

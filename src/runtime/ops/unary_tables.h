@@ -40,6 +40,7 @@ UnaryTables clamp_tables(const TableQuant& q, const Node& n, Profile profile);
 UnaryTables mul_scalar_tables(const TableQuant& q, const Node& n, Profile profile);
 UnaryTables add_scalar_tables(const TableQuant& q, const Node& n, Profile profile);
 UnaryTables elu_tables(const TableQuant& q, const Node& n, Profile profile);
+UnaryTables tanh_tables(const TableQuant& q, const Node& n, Profile profile);
 
 // Requantization of one value from (in_scale, in_zp) to (out_scale, out_zp) as
 // PyTorch's qcat does it: vector lanes dequantize with fma and quantize with

@@ -23,12 +23,16 @@ RULES: dict[str, Rule] = {
     "nn.leakyrelu": unary.lower_unary,
     "divide": unary.lower_unary,
     "where": unary.lower_unary,  # elu: where(x > 0, x, alpha * (exp(x) - 1))
+    "tanh": unary.lower_unary,  # quantized_tanh
     "nn.max_pool2d": pool.lower_max_pool2d,
     "nn.adaptive_avg_pool2d": pool.lower_adaptive_avg_pool2d,
     "nn.avg_pool2d": pool.lower_avg_pool2d,
     "mean": pool.lower_mean,
     "concat": concat.lower_concat,
     "TupleGetItem": norm.lower_batch_norm,  # batch_norm(...)[0]
+    "nn.layer_norm": norm.keep_normalization_float,  # quantized_layer_norm
+    "nn.group_norm": norm.keep_normalization_float,  # quantized_group_norm (and instance norm)
+    "nn.softmax": norm.keep_normalization_float,  # quantized_softmax
     "reshape": shape.lower_data_movement,
     "permute_dims": shape.lower_data_movement,
     "strided_slice": shape.lower_data_movement,

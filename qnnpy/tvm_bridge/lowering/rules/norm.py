@@ -1,4 +1,4 @@
-"""batch_norm (inference) of a quantized tensor.
+"""batch_norm (inference) of a quantized tensor; layer_norm, group_norm and softmax stay in float.
 
 With hints: a (C, 256) table per channel and input byte, computed by the runtime's
 own batch-norm runner (lowering_channel_tables): PyTorch's kernel uses an fma in its
@@ -34,3 +34,12 @@ def lower_batch_norm(ctx: Context, island: Island) -> Any:
         index = R.bitwise_and(index, const(255, "int32"))
     offsets = const((np.arange(channels, dtype=np.int32) * 256).reshape(1, channels, 1, 1), "int32")
     return R.take(const(table.reshape(-1), dtype), R.add(index, offsets), axis=0)
+
+
+def keep_normalization_float(ctx: Context, island: Island) -> Any:
+    """quantized_layer_norm / quantized_group_norm / quantized_softmax: not lowered. Each output
+    depends on a whole row of the input (its mean and variance, its max and sum of exponentials),
+    not on one input value, so no table applies; an integer Relax form would have to restate
+    PyTorch's float steps (fma-contracted variance, exp_u20, lane-wise sums: the runtime's
+    normalize_ops.cpp and softmax_ops.cpp) as TVM operations no backend may contract or reorder."""
+    raise NotLowerable("normalizations and softmax stay in float (row statistics; no per-value table)")

@@ -1,5 +1,5 @@
 """Element-wise functions of one quantized tensor: relu, clamp (relu6, hardtanh),
-hardswish, hardsigmoid, sigmoid, leaky_relu, elu, scalar add and multiply.
+hardswish, hardsigmoid, sigmoid, leaky_relu, elu, quantized tanh, scalar add and multiply.
 
 relu with equal input and output qparams is max(q, zp) (exact, any module). The
 others are 256-entry tables indexed by the raw byte, taken from the runtime
@@ -22,7 +22,8 @@ from qnnpy.tvm_bridge.lowering.rules.evaluated import evaluated_table
 from qnnpy.tvm_bridge.lowering.rules.leaves import name_of, single_input
 from qnnpy.tvm_bridge.lowering.rules.positions import tail_mask
 
-TABLE_OPS = ("hardswish", "hardsigmoid", "sigmoid", "leaky_relu", "clamp", "add_scalar", "mul_scalar", "elu")
+TABLE_OPS = ("hardswish", "hardsigmoid", "sigmoid", "leaky_relu", "clamp", "add_scalar", "mul_scalar", "elu",
+             "quantized_tanh")
 
 
 def tables(ctx: Context, island: Island, x_name: str, x: Any, dtype: str, vector: np.ndarray, tail: np.ndarray) -> Any:
