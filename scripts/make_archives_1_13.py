@@ -157,7 +157,8 @@ def main() -> int:
                 loaded = torch.jit.load(str(OUT / f"{name}.pt"))
                 with torch.no_grad():
                     out_x, out_check = loaded(x).numpy(), loaded(check).numpy()
-                np.savez_compressed(OUT / f"{name}.npz", x=x.numpy(), check=check.numpy(), out_x=out_x, out_check=out_check,
+                np.savez_compressed(OUT / f"{name}.npz", x=x.numpy(), check=check.numpy(), out_x=out_x,
+                                    out_check=out_check,
                          torch_version=np.array(torch.__version__), engine=np.array("qnnpack"))
                 print(f"{name}: {(OUT / f'{name}.pt').stat().st_size} bytes")
     return 0

@@ -104,8 +104,8 @@ def _op_case_names() -> list[str]:
 def _op_case_params() -> list:
     """Every op case under every profile; under qnnpack only the cases of QNNPACK's own kernels run
     by default (the others take int32_bias's rules, already checked), the rest are marked slow."""
-    return [pytest.param(name, profile, marks=pytest.mark.slow if profile == "qnnpack" and name not in QNNPACK_KERNEL_CASES
-                         else ())
+    return [pytest.param(name, profile,
+                         marks=pytest.mark.slow if profile == "qnnpack" and name not in QNNPACK_KERNEL_CASES else ())
             for name in _op_case_names() for profile in PROFILES]
 
 

@@ -148,7 +148,7 @@ def convert_batch_norm2d(ctx: ConversionContext, node: torch.fx.Node, relu: bool
         m = ctx.module(node)
         weight, bias, mean, var, eps = m.weight, m.bias, m.running_mean, m.running_var, m.eps
     else:
-        weight, bias, mean, var = (ctx.example(a) for a in node.args[1:5])
+        weight, bias, mean, var = (ctx.example(a) if isinstance(a, torch.fx.Node) else a for a in node.args[1:5])
         eps = node.args[5]
     channels = ctx.example(node.args[0]).shape[1]
 
@@ -214,7 +214,8 @@ def convert_sigmoid(ctx: ConversionContext, node: torch.fx.Node) -> int:
 
 
 def convert_leaky_relu(ctx: ConversionContext, node: torch.fx.Node) -> int:
-    """``nnq.LeakyReLU`` (output qparams of its own; ``torch.ops.quantized.leaky_relu``), ``nn.LeakyReLU`` or ``F.leaky_relu`` on a quantized tensor."""
+    """``nnq.LeakyReLU`` (output qparams of its own; ``torch.ops.quantized.leaky_relu``), ``nn.LeakyReLU`` or
+    ``F.leaky_relu`` on a quantized tensor."""
     (slope,) = _attributes(ctx, node, negative_slope=0.01)
     return ctx.add(node, "leaky_relu", [node.args[0]], floats={"alpha": float(slope)})
 
@@ -233,7 +234,8 @@ def convert_elu(ctx: ConversionContext, node: torch.fx.Node) -> int:
 
 
 def convert_relu6(ctx: ConversionContext, node: torch.fx.Node) -> int:
-    """``nnq.ReLU6`` (``torch.ops.quantized.relu6``) / ``nn.ReLU6`` / ``F.relu6``: clamp to [0, 6] in real values, qparams unchanged."""
+    """``nnq.ReLU6`` (``torch.ops.quantized.relu6``) / ``nn.ReLU6`` / ``F.relu6``: clamp to [0, 6] in real values,
+    qparams unchanged."""
     return ctx.add(node, "clamp", [node.args[0]], floats={"min": 0.0, "max": 6.0})
 
 

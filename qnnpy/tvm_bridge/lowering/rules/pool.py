@@ -109,7 +109,8 @@ def lower_mean(ctx: Context, island: Island) -> Any:
     if _core.follows_qnnpack_kernels(ctx.profile) and island.out_dtype == "uint8":
         mult = np.float32(_core.lowering_adaptive_multiplier("qnnpack", float(s_out), float(s_out), shape[2], shape[3]))
         acc = R.subtract(total, const(zp * count, "int32"))
-        return round_to_output(R.multiply(R.astype(acc, "float32"), const(mult, "float32")), zp, lo, hi, island.out_dtype)
+        scaled = R.multiply(R.astype(acc, "float32"), const(mult, "float32"))
+        return round_to_output(scaled, zp, lo, hi, island.out_dtype)
     name = name_of(x.data)
     contiguous = ctx.hints is not None and not ctx.hints.channels_last(name) and ctx.hints.dense(name)
     if contiguous:
