@@ -29,9 +29,8 @@ MODEL_COLUMNS = [
     ("FX: runtime bit-exact", "test_zoo_models", "test_fx_runtime_bit_exact"),
     ("TorchScript: runtime bit-exact", "test_zoo_models", "test_torchscript_runtime_bit_exact"),
     ("eager: qnnpack profile = qnnpack engine", "test_zoo_models", "test_eager_qnnpack_profile_equals_qnnpack_engine"),
-    ("224x224: runtime bit-exact", "test_zoo_full_size", "test_full_size_runtime_bit_exact"),
-    ("224x224: qnnpack profile = qnnpack engine", "test_zoo_full_size",
-     "test_full_size_qnnpack_profile_equals_qnnpack_engine"),
+    ("224x224: fbgemm and qnnpack profiles bit-exact", "test_zoo_full_size",
+     "test_full_size_runtime_bit_exact_under_both_engines"),
 ]
 OP_COLUMNS = [
     ("runtime = fbgemm engine", "test_more_ops", "test_runtime_matches_fbgemm"),
