@@ -21,7 +21,7 @@ from qnnpy.convert.converter import from_torch
 from qnnpy.errors import ConversionError, UnsupportedOpsError
 from qnnpy.model_files import InputFileError, UnsupportedFormatError, load_model_file
 from qnnpy.module import QDQModule
-from qnnpy.profiles import ENGINE_FOR_PROFILE, PROFILES
+from qnnpy.profiles import PROFILE_FOR_ENGINE, PROFILES
 from qnnpy.testing import engine_copy
 
 EXIT_OK = 0
@@ -168,7 +168,7 @@ def _profiles(choice: str) -> list[str]:
 
 def _counting_profiles(choice: str, engine: str) -> list[str]:
     """The profiles whose mismatches set exit code 3."""
-    return [p for p in PROFILES if ENGINE_FOR_PROFILE.get(p) == engine] if choice == "all" else [choice]
+    return [PROFILE_FOR_ENGINE[engine]] if choice == "all" else [choice]
 
 
 def _use_tvm(flag: bool | None) -> bool:
@@ -351,9 +351,10 @@ def build_parser() -> argparse.ArgumentParser:
                       help="number of generated standard-normal inputs (fixed seed) when --inputs is not given "
                            "(default: %(default)s)")
     comp.add_argument("--profile", choices=[*PROFILES, "all"], default="all",
-                      help="runtime profile(s) to compare: int32_bias (= PyTorch qnnpack), fbgemm (= PyTorch "
-                           "fbgemm) or all (default: %(default)s)")
-    comp.add_argument("--engine", choices=sorted(set(ENGINE_FOR_PROFILE.values())), default="fbgemm",
+                      help="runtime profile(s) to compare: qnnpack (= PyTorch qnnpack), fbgemm (= PyTorch "
+                           "fbgemm), int32_bias, fixed_point or all; with all, only the profile equal to --engine "
+                           "sets exit code 3 (default: %(default)s)")
+    comp.add_argument("--engine", choices=sorted(PROFILE_FOR_ENGINE), default="fbgemm",
                       help="PyTorch quantized engine to run the model under; the weights are re-packed for it "
                            "(default: %(default)s)")
     comp.add_argument("--tvm", action=argparse.BooleanOptionalAction, default=None,

@@ -10,7 +10,7 @@ import torch
 
 from qnnpy.convert.converter import capture
 from qnnpy.module import QDQModule
-from qnnpy.profiles import ENGINE_FOR_PROFILE, PROFILES
+from qnnpy.profiles import PROFILE_FOR_ENGINE, PROFILES
 
 
 @dataclass
@@ -149,7 +149,7 @@ def compare_tvm(
         from qnnpy import tvm_bridge
 
         engine = torch.backends.quantized.engine
-        profile = next((p for p, e in ENGINE_FOR_PROFILE.items() if e == engine), "int32_bias")
+        profile = PROFILE_FOR_ENGINE.get(engine, "int32_bias")
         runner = tvm_bridge.build(module, profile=profile)
     scale, _ = module.output_qparams()[0]
     samples = same_top1 = identical = total = worst = 0

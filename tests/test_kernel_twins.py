@@ -194,9 +194,10 @@ def test_quantize_twins_on_huge_values_and_tails(vector_isa):
 
 @pytest.mark.parametrize("shape", [(1, 40, 9, 7), (2, 13, 5, 3), (1, 3, 1, 1)])
 @pytest.mark.parametrize("dtype, zp", [("uint8", 0), ("uint8", 255), ("int8", -128), ("int8", 5)])
-@pytest.mark.parametrize("profile", ["int32_bias", "fbgemm"])
+@pytest.mark.parametrize("profile", ["int32_bias", "fbgemm", "qnnpack"])
 def test_table_mul_cat_and_avg_pool_twins(shape, dtype, zp, profile, vector_isa):
-    """Lookup-table ops, broadcast mul, cat (copy, vector and tail channels) and avg_pool2d."""
+    """Lookup-table ops, broadcast mul, cat (copy, vector and tail channels), avg_pool2d and mean
+    (qnnpack: QNNPACK's average pooling on uint8)."""
     rng = np.random.default_rng(sum(shape) + abs(zp))
     g = _core.Graph()
     x = g.add_input("x", list(shape))
@@ -220,6 +221,7 @@ def test_table_mul_cat_and_avg_pool_twins(shape, dtype, zp, profile, vector_isa)
         outs.append(g.add_node("avg_pool2d", [a], name, name, dtype, 0.021, zp, ints={
             "kernel": [3, 2], "stride": [2, 1], "padding": [1, 1], "ceil_mode": [ceil],
             "count_include_pad": [include_pad], "divisor_override": [divisor]}))
+    outs.append(g.add_node("mean", [a], "mean", "mean", dtype, 0.021, zp, ints={"axes": [2, 3], "keepdim": [1]}))
     c = shape[1]
     for relu in (False, True):
         outs.append(g.add_batch_norm2d(a, f"bn{relu}", f"bn{relu}", rng.standard_normal(c).astype(np.float32),

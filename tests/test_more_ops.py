@@ -14,11 +14,12 @@ from qnnpy import tvm_bridge
 from conftest import lsb_diff
 from small_models import Normalized, Sequence1d, op_cases, quantized
 
-# Ops whose QNNPACK kernels we do not reproduce (avg_pool2d and mean have fixed-point
-# QNNPACK kernels of their own): checked under the fbgemm engine only.
-FBGEMM_ONLY = {"channel_shuffle_mean", "avg_pool_upsample", "reshape_then_avg_pool"}
+# Ops that PyTorch's qnnpack engine runs with QNNPACK's own average pooling: int32_bias
+# keeps PyTorch's generic rules there, the qnnpack profile reproduces QNNPACK's.
+QNNPACK_POOLS = {"channel_shuffle_mean", "avg_pool_upsample", "reshape_then_avg_pool"}
 # PyTorch's QNNPACK clamp (relu6, hardtanh) writes a channels_last input's values into
-# a contiguous output without reordering them: see test_qnnpack_clamp_layout_quirk.
+# a contiguous output without reordering them: int32_bias does not follow (see
+# test_qnnpack_clamp_layout_quirk), the qnnpack profile does.
 QNNPACK_CLAMP = {"relu6", "hardtanh"}
 # Averages land exactly half-way between two steps (a 2x2 sum does for a quarter of its
 # values): TVM's float average rounds such ties its own way, PyTorch's integer average
@@ -42,12 +43,20 @@ def test_runtime_matches_fbgemm(name):
     assert report.all_identical("fbgemm"), report.table()
 
 
-@pytest.mark.parametrize("name", sorted(set(op_cases()) - FBGEMM_ONLY - QNNPACK_CLAMP))
+@pytest.mark.parametrize("name", sorted(set(op_cases()) - QNNPACK_POOLS - QNNPACK_CLAMP))
 def test_runtime_int32_bias_matches_qnnpack(name):
     model, x, module = _converted(name)
     torch.backends.quantized.engine = "qnnpack"
     report = qnnpy.compare(copy.deepcopy(model), module, [x], profiles=["int32_bias"])
     assert report.all_identical("int32_bias"), report.table()
+
+
+@pytest.mark.parametrize("name", sorted(op_cases()))
+def test_runtime_qnnpack_matches_qnnpack(name):
+    model, x, module = _converted(name)
+    torch.backends.quantized.engine = "qnnpack"
+    report = qnnpy.compare(copy.deepcopy(model), module, [x], profiles=["qnnpack"])
+    assert report.all_identical("qnnpack"), report.table()
 
 
 @pytest.mark.parametrize("name", sorted(op_cases()))
@@ -80,7 +89,8 @@ def test_channel_shuffle_permutes_exactly():
 
 @pytest.mark.parametrize("name", sorted(QNNPACK_CLAMP))
 def test_qnnpack_clamp_layout_quirk(name):
-    """Under QNNPACK, PyTorch's clamp output holds our (correct) values in NHWC order."""
+    """Under QNNPACK, PyTorch's clamp output holds int32_bias's (correct) values in NHWC order;
+    the qnnpack profile reproduces that output as it is."""
     model, x, module = _converted(name)
     torch.backends.quantized.engine = "qnnpack"
     reference = copy.deepcopy(model)
@@ -91,6 +101,7 @@ def test_qnnpack_clamp_layout_quirk(name):
     assert conv_out.is_contiguous(memory_format=torch.channels_last)
     assert not np.array_equal(ours, torch_out)
     np.testing.assert_array_equal(ours.transpose(0, 2, 3, 1).reshape(-1), torch_out.reshape(-1))
+    np.testing.assert_array_equal(module.run(x, profile="qnnpack", capture=True).intermediates["body_act"], torch_out)
 
 
 FUSED = {

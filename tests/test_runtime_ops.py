@@ -20,7 +20,7 @@ def _cases():
 
 
 @pytest.mark.parametrize("name", sorted(_cases()))
-@pytest.mark.parametrize("engine, profile", [("fbgemm", "fbgemm"), ("qnnpack", "int32_bias")])
+@pytest.mark.parametrize("engine, profile", [("fbgemm", "fbgemm"), ("qnnpack", "int32_bias"), ("qnnpack", "qnnpack")])
 def test_op_matches_torch_engine(name, engine, profile):
     body, shape, per_channel, fuse = _cases()[name]
     model, x = quantized(body, shape, per_channel, fuse)

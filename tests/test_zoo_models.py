@@ -1,9 +1,10 @@
 """torchvision's quantizable models, eager, FX and TorchScript: convert, run in TVM with
-top-1 agreement, and match PyTorch's fbgemm engine bit for bit in the integer runtime.
+top-1 agreement, and match PyTorch's fbgemm engine bit for bit in the integer runtime (and
+its qnnpack engine under the qnnpack profile).
 
 Small inputs keep the suite fast (calibration at the test size); ShuffleNetV2 and
-Inception-v3 use 96x96 so the final spatial size is odd (3x3): ShuffleNetV2's mean over
-an even count can hit half-way ties whose rounding depends on PyTorch's float summation.
+Inception-v3 use 96x96 (final spatial size 3x3); ShuffleNetV2 at 64x64, whose mean over
+2x2 windows hits half-way ties, has its own test.
 """
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ import torch
 
 import qnnpy
 from qnnpy import tvm_bridge, zoo
+from qnnpy.testing import engine_copy
 
 MODELS = sorted(zoo.TORCHVISION_MODELS)
 SIZE = {"shufflenet_v2_x1_0": 96, "inception_v3": 96}
@@ -40,6 +42,15 @@ def _assert_bit_exact(model: torch.nn.Module, module: qnnpy.QDQModule, x: torch.
 def test_eager_runtime_bit_exact(name):
     model, x, module = _eager(name)
     _assert_bit_exact(model, module, x)
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_eager_qnnpack_profile_equals_qnnpack_engine(name):
+    """The same model re-packed for PyTorch's qnnpack engine, every layer, profile qnnpack."""
+    model, x, module = _eager(name)
+    with engine_copy(model, "qnnpack") as reference:
+        report = qnnpy.compare(reference, module, [x], profiles=["qnnpack"])
+    assert report.all_identical("qnnpack"), report.table()
 
 
 # TVM runs the QDQ form in float32: where PyTorch's integer kernels and TVM's float conv land on either
@@ -80,3 +91,22 @@ def test_torchscript_runtime_bit_exact(name, tmp_path):
     module = qnnpy.from_torch(scripted, (x,))
     assert module.params.keys() == eager_module.params.keys()
     _assert_bit_exact(scripted, module, x)
+
+
+def test_shufflenet_mean_ties_at_64x64_round_as_pytorch():
+    """At 64x64 ShuffleNetV2's final mean averages 2x2 windows: a fifth of its outputs are half-way
+    ties, which PyTorch rounds the way its float dequantize-sum-divide lands (run_mean). The runtime
+    follows that order: every layer identical, ties included, where exact half-even would not be."""
+    model = zoo.quantized_torchvision("shufflenet_v2_x1_0", image_size=64, calibration_batches=2, batch_size=4)
+    x = zoo.calibration_data(1, 2, (3, 64, 64), seed=7)[0]
+    module = qnnpy.from_torch(model, (x,))
+    _assert_bit_exact(model, module, x)
+    (mean,) = [n for n in module.nodes() if n["op"] == "mean"]
+    (out,) = [v for v in module.graph.values() if v["name"] == mean["output"]]
+    values = module.run(x.numpy(), profile="fbgemm", capture=True).intermediates
+    q = values[mean["inputs"][0]].astype(np.int64)
+    acc = q.reshape(*q.shape[:2], -1).sum(-1) - out["zero_point"] * 4
+    floor = np.floor_divide(acc, 4)
+    half_even = floor + ((acc % 4 == 3) | ((acc % 4 == 2) & (floor % 2 == 1))) + out["zero_point"]
+    assert (acc % 4 == 2).mean() > 0.1  # ties
+    assert (np.clip(half_even, 0, 255) != values[mean["output"]].reshape(half_even.shape)).any()

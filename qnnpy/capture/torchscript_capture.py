@@ -170,7 +170,18 @@ class _Translator:
         else:
             self._add_fx_op(node, schema, args)
 
+    def _dequantize_list(self, node: torch._C.Node, tensors: list[Any]) -> None:
+        """``aten::dequantize`` of a tensor list: one ``torch.dequantize`` per element."""
+        results = []
+        for t in tensors:
+            fx_node = self.graph.call_function(torch.dequantize, (self._fx_arg(t, None),))
+            self.op_paths[fx_node] = module_path(node)
+            results.append(_Traced(fx_node, torch.dequantize(_example(t))))
+        self._bind(node, results)
+
     def _add_fx_op(self, node: torch._C.Node, schema: torch._C.FunctionSchema, args: list[Any]) -> None:
+        if node.kind() == "aten::dequantize" and isinstance(args[0], (list, tuple)):
+            return self._dequantize_list(node, list(args[0]))
         op = script_ops.python_op(node.kind(), schema, self.known_ops)
         inputs = list(node.inputs())
         fx_args = [self._fx_arg(a, self.attribute_paths.get(v.unique())) for a, v in zip(args, inputs)]

@@ -57,6 +57,8 @@ def convert_captured(captured: CapturedGraph) -> QDQModule:
                     ctx.graph.mark_output(ctx.value(out, node))
             continue
         if node.op == "get_attr" or not _is_tensor(ctx.example(node)):
+            if any(a.name in failed for a in node.all_input_nodes):
+                failed.add(node.name)  # a tuple of unconverted values (chunk of an unsupported op's output)
             continue  # a constant (packed params, sizes, scales): converters read it from the example values
         converter = CONVERTERS.get(_table_key(gm, node))
         if converter is None:

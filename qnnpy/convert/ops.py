@@ -129,16 +129,23 @@ def convert_linear(ctx: ConversionContext, node: torch.fx.Node, relu: bool) -> i
 
 def convert_batch_norm2d(ctx: ConversionContext, node: torch.fx.Node, relu: bool) -> int:
     """Quantized batch norm: float gamma, beta, mean and variance, requantized output; ``relu`` fuses a ReLU
-    before requantization."""
-    m = ctx.module(node)
+    before requantization. From the module's fields, or from the arguments of
+    ``torch.ops.quantized.batch_norm2d(x, weight, bias, mean, var, eps, scale, zero_point)`` (TorchScript)."""
     where = ctx.source(node)
+    if node.op == "call_module":
+        m = ctx.module(node)
+        weight, bias, mean, var, eps = m.weight, m.bias, m.running_mean, m.running_var, m.eps
+    else:
+        weight, bias, mean, var = (ctx.example(a) if isinstance(a, torch.fx.Node) else a for a in node.args[1:5])
+        eps = node.args[5]
+    channels = ctx.example(node.args[0]).shape[1]
 
-    def values(t: torch.Tensor) -> Any:
-        return t.detach().float().numpy()
+    def values(t: torch.Tensor | None, default: float) -> Any:
+        return torch.full((channels,), default).numpy() if t is None else t.detach().float().numpy()
 
     return ctx.graph.add_batch_norm2d(
-        ctx.value(node.args[0], node), where, where, values(m.weight), values(m.bias), values(m.running_mean),
-        values(m.running_var), float(m.eps), relu, **ctx.quantized_output(node),
+        ctx.value(node.args[0], node), where, where, values(weight, 1.0), values(bias, 0.0), values(mean, 0.0),
+        values(var, 1.0), float(eps), relu, **ctx.quantized_output(node),
     )
 
 
@@ -159,14 +166,19 @@ def convert_mul(ctx: ConversionContext, node: torch.fx.Node) -> int:
     return ctx.add(node, "mul", list(node.args[:2]))
 
 
+def _scalar(ctx: ConversionContext, value: Any) -> float:
+    """A scalar argument: a number, or a one-element tensor (the ``.Tensor`` overloads TorchScript may call)."""
+    return float(ctx.example(value)) if isinstance(value, torch.fx.Node) else float(value)
+
+
 def convert_add_scalar(ctx: ConversionContext, node: torch.fx.Node) -> int:
     """``torch.ops.quantized.add_scalar`` (QFunctional.add_scalar)."""
-    return ctx.add(node, "add_scalar", [node.args[0]], floats={"scalar": float(node.args[1])})
+    return ctx.add(node, "add_scalar", [node.args[0]], floats={"scalar": _scalar(ctx, node.args[1])})
 
 
 def convert_mul_scalar(ctx: ConversionContext, node: torch.fx.Node) -> int:
     """``torch.ops.quantized.mul_scalar`` (QFunctional.mul_scalar)."""
-    return ctx.add(node, "mul_scalar", [node.args[0]], floats={"scalar": float(node.args[1])})
+    return ctx.add(node, "mul_scalar", [node.args[0]], floats={"scalar": _scalar(ctx, node.args[1])})
 
 
 def convert_cat(ctx: ConversionContext, node: torch.fx.Node) -> int:
@@ -185,12 +197,13 @@ def convert_hardsigmoid(ctx: ConversionContext, node: torch.fx.Node) -> int:
 
 
 def convert_sigmoid(ctx: ConversionContext, node: torch.fx.Node) -> int:
-    """``nnq.Sigmoid`` / ``torch.sigmoid`` on a quantized tensor."""
+    """``nnq.Sigmoid`` (``torch.ops.quantized.sigmoid``) / ``torch.sigmoid`` on a quantized tensor."""
     return ctx.add(node, "sigmoid", [node.args[0]])
 
 
 def convert_leaky_relu(ctx: ConversionContext, node: torch.fx.Node) -> int:
-    """``nnq.LeakyReLU`` (output qparams of its own), ``nn.LeakyReLU`` or ``F.leaky_relu`` on a quantized tensor."""
+    """``nnq.LeakyReLU`` (output qparams of its own; ``torch.ops.quantized.leaky_relu``), ``nn.LeakyReLU`` or
+    ``F.leaky_relu`` on a quantized tensor."""
     (slope,) = _attributes(ctx, node, negative_slope=0.01)
     return ctx.add(node, "leaky_relu", [node.args[0]], floats={"alpha": float(slope)})
 
@@ -209,7 +222,8 @@ def convert_elu(ctx: ConversionContext, node: torch.fx.Node) -> int:
 
 
 def convert_relu6(ctx: ConversionContext, node: torch.fx.Node) -> int:
-    """``nnq.ReLU6`` / ``nn.ReLU6`` / ``F.relu6``: clamp to [0, 6] in real values, qparams unchanged."""
+    """``nnq.ReLU6`` (``torch.ops.quantized.relu6``) / ``nn.ReLU6`` / ``F.relu6``: clamp to [0, 6] in real values,
+    qparams unchanged."""
     return ctx.add(node, "clamp", [node.args[0]], floats={"min": 0.0, "max": 6.0})
 
 
@@ -346,6 +360,16 @@ def convert_upsample_nearest(ctx: ConversionContext, node: torch.fx.Node) -> int
         raise ConversionError(f"{ctx.source(node)}: nearest upsampling of a rank-{out.dim()} tensor is not supported")
     scale_h, scale_w = _pair_float(scale_factor)
     return ctx.add(node, "upsample_nearest2d", [node.args[0]], ints={"output_size": list(out.shape[2:])},
+                   floats={"scale_h": scale_h, "scale_w": scale_w})
+
+
+def convert_upsample_nearest2d_aten(ctx: ConversionContext, node: torch.fx.Node, vec: bool) -> int:
+    """``aten::upsample_nearest2d`` as TorchScript records ``F.interpolate(mode="nearest")``: the ``.vec``
+    overload (``vec``: input, output_size, scale_factors) or the default one (self, output_size, scales_h,
+    scales_w); the output size is read from the example output."""
+    scales = _arg(node, 2, "scale_factors") if vec else (_arg(node, 2, "scales_h"), _arg(node, 3, "scales_w"))
+    scale_h, scale_w = (0.0, 0.0) if scales is None else tuple(0.0 if s is None else float(s) for s in scales)
+    return ctx.add(node, "upsample_nearest2d", [node.args[0]], ints={"output_size": list(ctx.example(node).shape[2:])},
                    floats={"scale_h": scale_h, "scale_w": scale_w})
 
 
@@ -514,5 +538,23 @@ CONVERTERS: dict[Any, Converter] = {
     F.dropout: convert_dropout,
     "Tensor.contiguous": convert_identity,
     **DYNAMIC_CONVERTERS,
+    # The spellings TorchScript graphs use for the eager modules above (quantized:: and aten:: ops,
+    # older releases included): tests/test_torchscript_parity.py checks each eager form has one.
+    torch.ops.quantized.conv1d: OpForm(
+        convert_conv1d, "``torch.ops.quantized.conv1d(x, packed_params, scale, zero_point)``", relu=False),
+    torch.ops.quantized.conv1d_relu: OpForm(
+        convert_conv1d, "``torch.ops.quantized.conv1d_relu(x, packed_params, scale, zero_point)``", relu=True),
+    torch.ops.quantized.conv_transpose2d: convert_conv_transpose2d,
+    torch.ops.quantized.batch_norm2d: OpForm(
+        convert_batch_norm2d, "``torch.ops.quantized.batch_norm2d`` (nnq.BatchNorm2d in TorchScript)", relu=False),
+    torch.ops.quantized.batch_norm2d_relu: OpForm(
+        convert_batch_norm2d, "``torch.ops.quantized.batch_norm2d_relu`` (nniq.BNReLU2d in TorchScript)", relu=True),
+    torch.ops.quantized.relu6: convert_relu6,
+    torch.ops.quantized.sigmoid: convert_sigmoid,
+    torch.ops.quantized.leaky_relu: convert_leaky_relu,
+    torch.ops.aten.upsample_nearest2d.vec: OpForm(
+        convert_upsample_nearest2d_aten, "``aten::upsample_nearest2d.vec`` (F.interpolate in TorchScript)", vec=True),
+    torch.ops.aten.upsample_nearest2d.default: OpForm(
+        convert_upsample_nearest2d_aten, "``aten::upsample_nearest2d`` with scales_h / scales_w", vec=False),
 }
 

@@ -11,6 +11,8 @@ void bind_runtime(py::module_& m) {
   m.def("follows_int32_bias_rules", [](const std::string& profile) { return follows_int32_bias_rules(parse_profile(profile)); },
         py::arg("profile"),
         "Whether ops other than conv / linear take the int32_bias (qnnpack) formulas under the profile.");
+  m.def("follows_qnnpack_kernels", [](const std::string& profile) { return follows_qnnpack_kernels(parse_profile(profile)); },
+        py::arg("profile"), "Whether avg_pool2d and mean take QNNPACK's own average pooling on uint8 inputs.");
   py::class_<Executor>(m, "Executor")
       .def(py::init([](std::shared_ptr<Graph> g, const std::string& profile, const std::string& isa, int threads) {
              return std::make_unique<Executor>(g, parse_profile(profile), isa.empty() ? default_isa() : parse_isa(isa),

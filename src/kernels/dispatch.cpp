@@ -162,6 +162,7 @@ float adaptive_multiplier(const AdaptivePoolParams& p, int64_t kh, int64_t kw) {
 }
 
 std::pair<float, float> avg_pool2d_multipliers(AvgPool2dRule rule, int64_t divisor) {
+  if (rule == AvgPool2dRule::Qnnpack) throw std::logic_error("the Qnnpack avg_pool2d multiplier is AvgPool2dParams::qnnpack_mult");
   if (rule == AvgPool2dRule::Nchw) {
     const float m = static_cast<float>(1.0 / static_cast<double>(divisor));
     return {m, m};

@@ -106,13 +106,16 @@ float adaptive_multiplier(const AdaptivePoolParams& p, int64_t kh, int64_t kw);
 //   Nhwc: channels [0, 8 floor(C/8)) y = cvtps(fl(acc * m)) + zp, m = fl(fl(s_in / s_out) / divisor);
 //         the other channels use fl(1 / fl(1 / m)) instead of m (quantize_val of the reciprocal)
 //   Nchw: y = nearbyint(fl(fl(acc * m) + zp)), m = (float)(1.0 / divisor)  (zp added before rounding)
-enum class AvgPool2dRule : uint8_t { Nhwc, Nchw };
+//   Qnnpack (QNNPACK's average-pooling.c): y = cvtps(fl(acc * m)) + zp in every channel, with
+//         m = qnnpack_mult = fl(s_in / fl(s_out * kh * kw)): the divisor is always the whole window
+enum class AvgPool2dRule : uint8_t { Nhwc, Nchw, Qnnpack };
 
 struct AvgPool2dParams {
   AvgPool2dRule rule;
   bool count_include_pad;
   int32_t divisor_override;  // 0: none
   int32_t zp, lo, hi;
+  float qnnpack_mult = 0.0f;  // the Qnnpack rule's multiplier
 };
 
 // The window of output `o` along one axis: [start, end) clipped to the input, and

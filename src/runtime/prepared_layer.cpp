@@ -28,7 +28,7 @@ void set_fixed_point_multipliers(const Node& n, const Param& w, float s_x, float
   }
 }
 
-// int32_bias and fbgemm: the float multipliers (and fbgemm's float bias), per output channel.
+// int32_bias, qnnpack and fbgemm: the float multipliers (and fbgemm's float bias), per output channel.
 void set_float_multipliers(const Graph& g, const Node& n, Profile profile, const Param& w, float s_x, float s_y,
                            PreparedLayer& L) {
   const bool per_channel = w.q.per_channel();
@@ -37,7 +37,7 @@ void set_float_multipliers(const Graph& g, const Node& n, Profile profile, const
   const float inv_s_y = 1.0f / s_y;
   for (int64_t c = 0; c < L.cout; ++c) {
     const float s_w = w.q.scale[per_channel ? c : 0];
-    if (profile == Profile::Int32Bias) {
+    if (profile != Profile::Fbgemm) {
       L.mult[c] = (s_w * s_x) * inv_s_y;  // QNNPACK generate_requantization_scales
     } else {
       const float a = s_x * s_w;         // fbgemm act_times_w_scale
@@ -62,7 +62,7 @@ void set_requantization(const Graph& g, const Node& n, Profile profile, Prepared
     set_float_multipliers(g, n, profile, w, s_x, s_y, L);
   }
   L.ibias.assign(L.cout, 0);
-  // int32_bias and fixed_point add the same int32 bias to the exact accumulator.
+  // int32_bias, qnnpack and fixed_point add the same int32 bias to the exact accumulator.
   if (profile != Profile::Fbgemm && n.has_param("bias")) {
     const int32_t* b = g.node_param(n, "bias").data<int32_t>();
     L.ibias.assign(b, b + L.cout);

@@ -8,7 +8,8 @@ Profile parse_profile(const std::string& name) {
   if (name == "int32_bias") return Profile::Int32Bias;
   if (name == "fbgemm") return Profile::Fbgemm;
   if (name == "fixed_point") return Profile::FixedPoint;
-  throw std::invalid_argument("unknown profile '" + name + "' (expected int32_bias, fbgemm or fixed_point)");
+  if (name == "qnnpack") return Profile::Qnnpack;
+  throw std::invalid_argument("unknown profile '" + name + "' (expected int32_bias, fbgemm, fixed_point or qnnpack)");
 }
 
 const char* profile_name(Profile p) {
@@ -19,6 +20,8 @@ const char* profile_name(Profile p) {
       return "fbgemm";
     case Profile::FixedPoint:
       return "fixed_point";
+    case Profile::Qnnpack:
+      return "qnnpack";
   }
   return "unknown";
 }

@@ -1,7 +1,7 @@
 // Named arithmetic profiles of the integer runtime.
 //
 // int32_bias  The canonical meaning of qnnpy's params, identical to PyTorch's
-//             qnnpack engine (quint8):
+//             qnnpack engine (quint8) except in the pools of `qnnpack` below:
 //             conv/linear  acc = sum (x - zx)(w - zw) + bias_q[c]   (exact int32)
 //                          y = cvtps(fl(float(acc) * m[c])) + zy,
 //                          m[c] = fl(fl(s_w[c] * s_x) * fl(1 / s_y))
@@ -27,6 +27,18 @@
 //             other ops    as int32_bias, formula by formula (add: QNNPACK's fixed-point add;
 //                          avg pools, hardswish / hardsigmoid / sigmoid tables: the int32_bias
 //                          rules), chosen by follows_int32_bias_rules
+// qnnpack    PyTorch's qnnpack engine, layer for layer: int32_bias, plus the pools QNNPACK runs
+//             itself (aten/src/ATen/native/quantized/cpu/AveragePool2d.cpp qnnpack_avg_pool2d,
+//             ReduceOps.cpp qnnpack_mean; the QNNPACK operators average-pooling.c and
+//             global-average-pooling.c), on uint8 inputs:
+//             avg pool     without ceil_mode: acc = sum over the in-bounds taps - zp * taps,
+//                          m = fl(s_in / fl(s_out * kh * kw)) (count_include_pad and
+//                          divisor_override are ignored: padded taps count), y = cvtps(fl(acc * m)) + zp
+//             mean (H, W)  acc = sum - zp * H * W, m = fl(s_in / fl(s_out * H * W)), y = cvtps(fl(acc * m)) + zp
+//             (measured against torch 1.13 and 2.14: QNNPACK's avgpool kernels requantize in fp32)
+//             clamp        (relu6, hardtanh; qrelu.cpp qnnpack_clamp) of a channels_last input: the values are
+//                          right but written in channels_last order into a contiguous tensor, so the output
+//                          holds them scrambled; reproduced (PyTorch's bug: int32_bias computes the clamp right)
 // All: fused ReLU clamps at zy; results saturate to the output dtype; quantize is
 // clamp(rne(x * fl(1 / s)) + z); dequantize is s * float(q - z); relu / max pool / reshape are exact.
 #pragma once
@@ -35,11 +47,14 @@
 
 namespace qnnpy {
 
-enum class Profile { Int32Bias, Fbgemm, FixedPoint };
+enum class Profile { Int32Bias, Fbgemm, FixedPoint, Qnnpack };
 
 // Whether ops other than conv/linear/conv_transpose2d take the int32_bias (qnnpack) formulas
 // under `p`: fixed_point changes only the weighted layers' requantization.
 inline bool follows_int32_bias_rules(Profile p) { return p != Profile::Fbgemm; }
+// Whether the ops PyTorch's qnnpack engine hands to QNNPACK's own kernels on uint8 inputs
+// (avg_pool2d, mean, clamp) follow those kernels (qnnpack above).
+inline bool follows_qnnpack_kernels(Profile p) { return p == Profile::Qnnpack; }
 
 Profile parse_profile(const std::string& name);
 const char* profile_name(Profile p);

@@ -20,7 +20,11 @@ from qnnpy import _core
 class ModuleHints:
     """The QDQModule behind a Relax module, looked up by IR value name."""
 
-    def __init__(self, module: Any):
+    def __init__(self, module: Any, profile: str = "int32_bias"):
+        """``profile``: the runtime profile whose memory layouts the hints report (the qnnpack
+        profile's QNNPACK kernels give some outputs another layout)."""
+        self.module = module
+        self.profile = profile
         self.graph = module.graph
         self._node = {n["output"]: (i, n) for i, n in enumerate(module.nodes())}
 
@@ -36,7 +40,7 @@ class ModuleHints:
 
     @cached_property
     def _layouts(self) -> dict[str, tuple[bool, bool]]:
-        return dict(_core.lowering_layout_flags(self.graph, "int32_bias"))
+        return dict(_core.lowering_layout_flags(self.graph, self.profile))
 
     def channels_last(self, name: str) -> bool:
         """Whether PyTorch holds value ``name`` in channels_last order (False for graph inputs)."""

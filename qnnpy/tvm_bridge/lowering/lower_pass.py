@@ -59,8 +59,8 @@ def _lower_block(bb: relax.BlockBuilder, block: Any, ctx: Context, report: Lower
 def lower_integer(mod: Any, profile: str = "int32_bias", *, params: dict[str, np.ndarray] | None = None,
                   hints: Any = None, func_name: str = "main") -> Any:
     """Rewrite every canonical ``dequantize -> float op -> quantize`` island of
-    ``mod[func_name]`` into integer Relax under ``profile`` (``"int32_bias"``, ``"fbgemm"`` or
-    ``"fixed_point"``, the runtime's profiles: src/runtime/profile.h).
+    ``mod[func_name]`` into integer Relax under ``profile`` (``"int32_bias"``, ``"fbgemm"``,
+    ``"fixed_point"`` or ``"qnnpack"``, the runtime's profiles: src/runtime/profile.h).
 
     ``params``: values of function params the rules need as constants (scales, zero
     points), by name; bound constants are read directly. ``hints``: the QDQModule the
@@ -72,7 +72,9 @@ def lower_integer(mod: Any, profile: str = "int32_bias", *, params: dict[str, np
     """
     check_profile(profile)
     if hints is not None and not isinstance(hints, ModuleHints):
-        hints = ModuleHints(hints)
+        hints = ModuleHints(hints, profile)
+    elif hints is not None and hints.profile != profile:
+        hints = ModuleHints(hints.module, profile)
     func = mod[func_name]
     ctx = Context(profile, dict(params or {}), hints)
     report = LoweringReport(profile)

@@ -1,4 +1,4 @@
-// Scalar avg_pool2d (NHWC storage) with PyTorch's two rules.
+// Scalar avg_pool2d (NHWC storage) with PyTorch's rules (kernels.h AvgPool2dRule).
 #include <tuple>
 
 #include "kernels/rounding.h"
@@ -14,7 +14,11 @@ AvgPoolTaps avg_pool_taps(const Pool2dShape& s, const AvgPool2dParams& p, int64_
   t.taps = static_cast<int32_t>((t.y.end - t.y.start) * (t.x.end - t.x.start));
   const int64_t divisor = p.divisor_override ? p.divisor_override
                                              : (p.count_include_pad ? t.y.padded_size * t.x.padded_size : t.taps);
-  std::tie(t.vector_mult, t.tail_mult) = avg_pool2d_multipliers(p.rule, divisor);
+  if (p.rule == AvgPool2dRule::Qnnpack) {
+    t.vector_mult = t.tail_mult = p.qnnpack_mult;
+  } else {
+    std::tie(t.vector_mult, t.tail_mult) = avg_pool2d_multipliers(p.rule, divisor);
+  }
   return t;
 }
 

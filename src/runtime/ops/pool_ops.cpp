@@ -1,4 +1,7 @@
+#include <algorithm>
 #include <cmath>
+
+#include "kernels/rounding.h"
 
 #include "runtime/ops/runners.h"
 
@@ -44,54 +47,80 @@ void run_adaptive_avg_pool2d(const OpArgs& a) {
   a.k.adaptive_avg_pool2d(x.q.data(), s, a.is_signed(), p, y.q.data());
 }
 
+// QNNPACK's multiplier of a window of `count` taps: fl(s_in / fl(s_out * count))
+// (average-pooling.c, global-average-pooling.c).
+static float qnnpack_pool_multiplier(float in_scale, float out_scale, int64_t count) {
+  return in_scale / (out_scale * static_cast<float>(count));
+}
+
 // PyTorch takes its NHWC kernel for channels_last inputs and avg_pool2d_out_frame
-// otherwise; the int32_bias profile uses the same formulas (QNNPACK's own
-// average pool is not reproduced).
+// otherwise (int32_bias, fbgemm, fixed_point). Under the qnnpack profile, uint8
+// inputs without ceil_mode take QNNPACK's average pooling, as PyTorch's qnnpack
+// engine does; its output keeps the input's memory format.
 void run_avg_pool2d(const OpArgs& a) {
   const Pool2dShape s = window_shape(a);
   const Node& n = a.node;
   const Value& out = a.out();
   const Buffer& x = a.in_buf();
   const bool nhwc = x.torch_channels_last && x.torch_dense;
+  const bool qnnpack = follows_qnnpack_kernels(a.profile) && !a.is_signed() && n.int_attr("ceil_mode") == 0;
   AvgPool2dParams p{nhwc ? AvgPool2dRule::Nhwc : AvgPool2dRule::Nchw, n.int_attr("count_include_pad") != 0,
                     static_cast<int32_t>(n.int_attr("divisor_override")), out.q.zero_point[0], dtype_min(out.dtype),
                     dtype_max(out.dtype)};
+  if (qnnpack) {
+    p.rule = AvgPool2dRule::Qnnpack;
+    p.qnnpack_mult = qnnpack_pool_multiplier(a.in().q.scale[0], out.q.scale[0], s.kh * s.kw);
+  }
   Buffer& y = a.out_buf();
-  y.torch_channels_last = nhwc;
+  y.torch_channels_last = qnnpack ? x.torch_channels_last : nhwc;
   y.q.resize(a.out_count());
   a.k.avg_pool2d(x.q.data(), s, a.is_signed(), p, y.q.data());
 }
 
+// Mean over H and W under the qnnpack profile: QNNPACK's global average pooling
+// (ReduceOps.cpp qnnpack_mean), i.e. the Qnnpack adaptive pool rule over one 1x1 window.
+static void run_mean_qnnpack(const OpArgs& a) {
+  const Value &xv = a.in(), &out = a.out();
+  const Shape& x = xv.shape;
+  const Pool2dShape s{x[0], x[2], x[3], x[1], 1, 1, 1, 1, 1, 1, 0, 0, 1, 1};
+  const AdaptivePoolParams p{AvgPoolRule::Qnnpack, xv.q.scale[0], out.q.scale[0], out.q.zero_point[0],
+                             dtype_min(out.dtype), dtype_max(out.dtype)};
+  Buffer& y = a.out_buf();
+  y.torch_channels_last = false;  // (N, C) or (N, C, 1, 1): NCHW and NHWC storage coincide
+  y.q.resize(a.out_count());
+  a.k.adaptive_avg_pool2d(a.in_buf().q.data(), s, false, p, y.q.data());
+}
+
 // Mean over H and W with the input's qparams (ReduceOps.cpp, mean_out_quantized_cpu).
 // Contiguous input: nearbyint(fl(float(sum q) / float(count))). Otherwise PyTorch
-// dequantizes, takes the float mean and quantizes; we round the exact mean of
-// (q - zp) half to even, which equals it whenever count is odd (no ties exist and
-// the float error stays far below the 1 / (2 count) margin).
+// dequantizes, takes the float mean and quantizes: d = fl(s * float(q - zp)) per element,
+// the float sum of the d in memory order (h, w) (SumKernel.cpp: its vectorized channel
+// blocks add the rows one after another up to 16 rows; every path does for up to 4),
+// m = fl(sum / float(count)), y = rne(fl(m * fl(1 / s))) + zp. Half-way ties of the exact
+// mean (even counts) round the way this float arithmetic lands, as in PyTorch.
 void run_mean(const OpArgs& a) {
+  if (follows_qnnpack_kernels(a.profile) && !a.is_signed()) return run_mean_qnnpack(a);
   const Value& xv = a.in();
   const Buffer& x = a.in_buf();
   const int64_t batch = xv.shape[0], c = xv.shape[1], hw = xv.shape[2] * xv.shape[3];
   const int32_t zp = xv.q.zero_point[0], lo = dtype_min(xv.dtype), hi = dtype_max(xv.dtype);
+  const float scale = xv.q.scale[0], inv_scale = 1.0f / scale;
   const bool contiguous_rule = !x.torch_channels_last && x.torch_dense;
   std::vector<uint8_t> y(static_cast<size_t>(batch * c));
   for (int64_t b = 0; b < batch; ++b)
     for (int64_t ch = 0; ch < c; ++ch) {
       int64_t sum = 0;
+      float float_sum = 0.0f;
       for (int64_t p = 0; p < hw; ++p) {
         const uint8_t v = x.q[(b * hw + p) * c + ch];
-        sum += a.is_signed() ? static_cast<int8_t>(v) : v;
+        const int32_t q = a.is_signed() ? static_cast<int8_t>(v) : v;
+        sum += q;
+        float_sum += scale * static_cast<float>(q - zp);
       }
-      int64_t q;
-      if (contiguous_rule) {
-        q = static_cast<int64_t>(std::nearbyint(static_cast<float>(sum) / static_cast<float>(hw)));
-      } else {
-        const int64_t acc = sum - zp * hw;  // round acc / hw half to even, exactly
-        int64_t quot = acc / hw, rem = acc % hw;
-        if (rem < 0) rem += hw, --quot;
-        if (2 * rem > hw || (2 * rem == hw && (quot & 1))) ++quot;
-        q = quot + zp;
-      }
-      y[b * c + ch] = static_cast<uint8_t>(std::clamp<int64_t>(q, lo, hi));
+      const int64_t out = contiguous_rule
+          ? static_cast<int64_t>(std::nearbyint(static_cast<float>(sum) / static_cast<float>(hw)))
+          : int64_t{cvtps_epi32((float_sum / static_cast<float>(hw)) * inv_scale)} + zp;
+      y[b * c + ch] = static_cast<uint8_t>(std::clamp<int64_t>(out, lo, hi));
     }
   Buffer& out = a.out_buf();
   out.torch_channels_last = false;

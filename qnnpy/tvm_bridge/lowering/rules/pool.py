@@ -10,8 +10,10 @@ contiguous input -> y = cvtps(fl(sum fl(fl(1/kh)/kw))) (raw values). Multipliers
 from the runtime (lowering_adaptive_multiplier). Without hints: QNNPACK's rule
 (layout-free).
 mean over H, W (pool_ops.cpp run_mean): contiguous input -> nearbyint(fl(float(sum) /
-float(n))); otherwise zp + the exact round-half-even of (sum - zp n) / n. Without
-hints: the exact rule.
+float(n))); otherwise PyTorch's float mean: d = fl(s float(q - zp)), added one after another
+in (h, w) order, y = rne(fl(fl(sum / n) fl(1/s))) + zp. Without hints: the float rule. Profiles with QNNPACK's pools (_core.follows_qnnpack_kernels: qnnpack),
+uint8 input: QNNPACK's global average pool, y = cvtps(fl((sum - zp n) m)) + zp,
+m = fl(s_in / fl(s_out n)).
 avg_pool2d (hints only: PyTorch's kernel depends on the memory layout), the runtime's
 rule (kernels.h AvgPool2dRule, scalar/avg_pool.cpp): per output pixel, taps = the
 in-bounds window, divisor = divisor_override, else the window clipped to the padded
@@ -20,8 +22,11 @@ input (count_include_pad) or the taps; acc = sum - zp taps;
     8 floor(C/8) channels and the tail multiplier in the others;
   contiguous input:    y = nearbyint(fl(fl(acc m) + zp)) (the product is computed exactly in
     float64 and rounded once, so it cannot be fused with the add).
-Multipliers come from the runtime (lowering_avg_pool2d_multipliers). The window sums
-are a depthwise int32 conv2d with a ones kernel over the zero-padded input.
+Multipliers come from the runtime (lowering_avg_pool2d_multipliers). Profiles with
+QNNPACK's pools, uint8 input, no ceil_mode: QNNPACK's average pool, y = cvtps(fl(acc m)) + zp
+with one m = fl(s_in / fl(s_out kh kw)) for every window (count_include_pad and
+divisor_override ignored). The window sums are a depthwise int32 conv2d with a ones
+kernel over the zero-padded input.
 """
 from __future__ import annotations
 
@@ -98,23 +103,30 @@ def lower_mean(ctx: Context, island: Island) -> Any:
         raise NotLowerable(f"mean over axes {axes} of a rank-{len(shape)} tensor")
     keep = bool(m.attrs.keepdims)
     count = shape[2] * shape[3]
-    _, zp = island.out.scalar("out")
+    s_out, zp = island.out.scalar("out")
     lo, hi = dtype_range(island.out_dtype)
     total = R.sum(R.astype(x.data, "int32"), axis=[2, 3], keepdims=keep)
+    if _core.follows_qnnpack_kernels(ctx.profile) and island.out_dtype == "uint8":
+        mult = np.float32(_core.lowering_adaptive_multiplier("qnnpack", float(s_out), float(s_out), shape[2], shape[3]))
+        acc = R.subtract(total, const(zp * count, "int32"))
+        scaled = R.multiply(R.astype(acc, "float32"), const(mult, "float32"))
+        return round_to_output(scaled, zp, lo, hi, island.out_dtype)
     name = name_of(x.data)
     contiguous = ctx.hints is not None and not ctx.hints.channels_last(name) and ctx.hints.dense(name)
     if contiguous:
         q = R.round(R.divide(R.astype(total, "float32"), const(np.float32(count), "float32")))
         return R.astype(R.clip(q, lo, hi), island.out_dtype)
-    acc = R.subtract(total, const(zp * count, "int32"))
-    quot = R.floor_divide(acc, const(count, "int32"))
-    rem = R.subtract(acc, R.multiply(quot, const(count, "int32")))
-    twice = R.multiply(rem, const(2, "int32"))
-    up = R.logical_or(R.greater(twice, const(count, "int32")),
-                      R.logical_and(R.equal(twice, const(count, "int32")),
-                                    R.equal(R.bitwise_and(quot, const(1, "int32")), const(1, "int32"))))
-    q = R.add(R.add(quot, R.astype(up, "int32")), const(zp, "int32"))
-    return R.astype(R.clip(q, lo, hi), island.out_dtype)
+    s = np.float32(s_out)
+    d = R.reshape(R.multiply(const(s, "float32"), R.astype(R.subtract(R.astype(x.data, "int32"), const(zp, "int32")),
+                                                          "float32")), [shape[0], shape[1], count])
+    float_sum = None
+    for p in range(count):  # one add after another, in PyTorch's order
+        term = R.strided_slice(d, axes=[2], begin=[p], end=[p + 1])
+        float_sum = term if float_sum is None else R.add(float_sum, term)
+    mean = R.divide(float_sum, const(np.float32(count), "float32"))
+    out_shape = [shape[0], shape[1], 1, 1] if keep else [shape[0], shape[1]]
+    scaled = R.reshape(R.multiply(mean, const(np.float32(1) / s, "float32")), out_shape)
+    return round_to_output(scaled, zp, lo, hi, island.out_dtype)
 
 
 def _window(o: int, size: int, kernel: int, stride: int, pad: int) -> tuple[int, int, int]:
@@ -137,13 +149,29 @@ def _window_sums_conv(x: Any, shape: tuple[int, ...], out_hw: tuple[int, int], k
     return R.strided_slice(sums, axes=[2, 3], begin=[0, 0], end=[oh, ow])
 
 
+def _qnnpack_avg_pool2d(x: Any, shape: tuple[int, ...], out_hw: tuple[int, int], kernel: list[int], stride: list[int],
+                        pad: list[int], s_in: float, s_out: float, zp: int) -> Any:
+    """QNNPACK's average pool of a uint8 tensor (pool_ops.cpp run_avg_pool2d, AvgPool2dRule::Qnnpack)."""
+    oh, ow = out_hw
+
+    def in_bounds(o: int, axis: int) -> int:
+        start, end, _ = _window(o, shape[2 + axis], kernel[axis], stride[axis], pad[axis])
+        return end - start
+
+    taps = np.outer([in_bounds(oy, 0) for oy in range(oh)], [in_bounds(ox, 1) for ox in range(ow)]).astype(np.int32)
+    mult = np.float32(_core.lowering_adaptive_multiplier("qnnpack", s_in, s_out, kernel[0], kernel[1]))
+    sums = _window_sums_conv(x, shape, out_hw, kernel, stride, pad)
+    acc = R.subtract(sums, const((zp * taps).reshape(1, 1, oh, ow), "int32"))
+    return round_to_output(R.multiply(R.astype(acc, "float32"), const(mult, "float32")), zp, 0, 255, "uint8")
+
+
 def lower_avg_pool2d(ctx: Context, island: Island) -> Any:
     index = ctx.node(island.name, "avg_pool2d")
     if index is None:
         raise NotLowerable("avg_pool2d depends on PyTorch's memory layout: it needs the module's hints")
     x = single_input(island)
     s_in, zp_in = _same_qparams(island, x)
-    _, zp = island.out.scalar("the output")
+    s_out, zp = island.out.scalar("the output")
     if zp != zp_in:
         raise NotLowerable("input and output zero points differ")
     ints = ctx.hints.node(island.name)[1]["ints"]
@@ -152,6 +180,9 @@ def lower_avg_pool2d(ctx: Context, island: Island) -> Any:
     shape = tuple(int(d) for d in x.data.ty.shape)
     n, c, h, w = shape
     oh, ow = island.out_shape[2], island.out_shape[3]
+    lo, hi = dtype_range(island.out_dtype)
+    if _core.follows_qnnpack_kernels(ctx.profile) and island.out_dtype == "uint8" and not ints["ceil_mode"][0]:
+        return _qnnpack_avg_pool2d(x.data, shape, (oh, ow), kernel, stride, pad, float(s_in), float(s_out), zp)
     name = name_of(x.data)
     nhwc = ctx.hints.channels_last(name) and ctx.hints.dense(name)
     taps = np.zeros((oh, ow), np.int32)
@@ -167,7 +198,6 @@ def lower_avg_pool2d(ctx: Context, island: Island) -> Any:
             mult[:, oy, ox] = np.where(vector_channels, np.float32(vector), np.float32(tail))
     sums = _window_sums_conv(x.data, shape, (oh, ow), kernel, stride, pad)
     acc = R.subtract(sums, const((zp * taps).reshape(1, 1, oh, ow), "int32"))
-    lo, hi = dtype_range(island.out_dtype)
     if nhwc:
         m = const(mult.reshape(1, c, oh, ow), "float32")
         return round_to_output(R.multiply(R.astype(acc, "float32"), m), zp, lo, hi, island.out_dtype)

@@ -6,7 +6,10 @@ others are 256-entry tables indexed by the raw byte, taken from the runtime
 (unary_tables.cpp) when hints are given: one table for PyTorch's vector lanes and
 one for its scalar tail (the last n % 64 elements in the input's PyTorch memory
 order, see positions.py). Without hints, an island of element-wise ops is one table
-evaluated by TVM from the island itself (evaluated.py).
+evaluated by TVM from the island itself (evaluated.py). Under profiles that follow
+QNNPACK's kernels (_core.follows_qnnpack_kernels: qnnpack), a clamp of a dense
+channels_last uint8 tensor returns its values in channels_last order as a contiguous
+tensor, as PyTorch's qnnpack_clamp does (table_ops.cpp): reshape(permute(y, NHWC), NCHW).
 """
 from __future__ import annotations
 
@@ -15,6 +18,7 @@ from typing import Any
 import numpy as np
 from tvm.relax import op as R
 
+from qnnpy import _core
 from qnnpy.tvm_bridge.lowering.arith import const, lookup
 from qnnpy.tvm_bridge.lowering.island import Island, NotLowerable, op_name
 from qnnpy.tvm_bridge.lowering.rules.context import Context
@@ -48,4 +52,10 @@ def lower_unary(ctx: Context, island: Island) -> Any:
     if dtype != island.out_dtype:
         raise NotLowerable(f"input {dtype} and output {island.out_dtype} differ")
     vector, tail = ctx.hints.unary_tables(island.name, ctx.profile)
-    return tables(ctx, island, name_of(x.data), x.data, dtype, vector.astype(dtype), tail.astype(dtype))
+    name = name_of(x.data)
+    y = tables(ctx, island, name, x.data, dtype, vector.astype(dtype), tail.astype(dtype))
+    shape = list(island.out_shape)
+    if (ctx.hints.node(island.name)[1]["op"] == "clamp" and _core.follows_qnnpack_kernels(ctx.profile)
+            and dtype == "uint8" and len(shape) == 4 and ctx.hints.channels_last(name) and ctx.hints.dense(name)):
+        return R.reshape(R.permute_dims(y, [0, 2, 3, 1]), shape)
+    return y
