@@ -8,6 +8,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 import torch
 
+from qnnpy import _core
 from qnnpy.convert.converter import capture
 from qnnpy.module import QDQModule
 from qnnpy.profiles import ENGINE_FOR_PROFILE, PROFILES
@@ -77,8 +78,10 @@ def compare(
     """
     if not module.torch_nodes:
         raise ValueError("this module has no link to a PyTorch model (it was loaded from disk); convert it again")
-    # Integer tensors computed by a PyTorch node (not those qnnpy adds, e.g. a slice ahead of a dequantize).
-    nodes = [n for n in module.nodes() if n["op"] != "dequantize" and n["output"] in module.torch_nodes]
+    # Integer tensors computed by a PyTorch node (not those qnnpy adds, e.g. a slice ahead of a dequantize;
+    # not the float values of dequantize and of the float ops of a PT2E model).
+    integer_ops = {op for op in _core.op_names() if _core.op_info(op)["kind"] not in ("dequantize", "float")}
+    nodes = [n for n in module.nodes() if n["op"] in integer_ops and n["output"] in module.torch_nodes]
     stats = {p: {n["output"]: [0, 0, 0] for n in nodes} for p in profiles}
     for x in inputs:
         captured = capture(model, (x,))

@@ -17,9 +17,12 @@ from qnnpy.profiles import check_profile
 
 @dataclass
 class RunResult:
-    """Output of one run: the integer output, its dequantized values, and (with capture) every tensor."""
+    """Output of one run: the integer output, its dequantized values, and (with capture) every tensor.
 
-    quantized: np.ndarray
+    A float output computed by float ops (a PT2E float head) has no integer form: ``quantized``
+    is None and ``dequantized`` holds the float values."""
+
+    quantized: np.ndarray | None
     dequantized: np.ndarray
     intermediates: dict[str, np.ndarray] = field(default_factory=dict)
 
@@ -50,7 +53,9 @@ class Executor:
         outputs, captured = self._executor.run(arrays, capture)
         out = outputs[0]
         scale, zero_point = self._output_qparams[0]
-        if out.dtype == np.float32:
+        if out.dtype == np.float32 and scale is None:
+            quantized, dequantized = None, out
+        elif out.dtype == np.float32:
             # Exact: |q - zp| <= 255, so the float round trip cannot cross a rounding boundary.
             quantized = (np.rint(out / np.float32(scale)) + zero_point).astype(np.int32)
             dequantized = out

@@ -19,7 +19,9 @@ import torch.fx
 import torch.nn.functional as F
 from torch import nn
 
-from qnnpy.convert.context import ConversionContext
+from qnnpy.convert import aten_ops
+from qnnpy.convert.aten_ops import convert_aten_add, convert_aten_conv2d, convert_aten_linear, convert_aten_relu
+from qnnpy.convert.context import ConversionContext, op_name
 from qnnpy.convert.torch_weight_reader import conv_state, linear_state
 from qnnpy.errors import ConversionError
 
@@ -39,6 +41,27 @@ class OpForm:
 
     def __call__(self, ctx: ConversionContext, node: torch.fx.Node) -> int:
         return self.converter(ctx, node, **self.arguments)
+
+
+class AtenForm(OpForm):
+    """A table entry for an aten op of a PT2E graph: ``converter`` for the anchor of a quantized island
+    (a quantized example output), ``float_converter`` for the op left in float, or an error naming the op
+    when it has no float form."""
+
+    def __init__(self, converter: Callable[..., int], description: str,
+                 float_converter: Converter | None = None, **arguments: Any):
+        super().__init__(converter, description, **arguments)
+        self.float_converter = float_converter
+
+    def __call__(self, ctx: ConversionContext, node: torch.fx.Node) -> int:
+        if ctx.example(node).is_quantized:
+            return super().__call__(ctx, node)
+        if self.float_converter is None:
+            raise ConversionError(
+                f"{ctx.source(node)}: {op_name(ctx.captured.module, node)} computes in float here (the quantizer "
+                "left it outside a quantized island) and qnnpy has no float form of it; quantize it "
+                "(annotate it in the quantizer) or leave it out of the model")
+        return self.float_converter(ctx, node)
 
 
 def _pair(v: Any) -> list[int]:
@@ -442,3 +465,36 @@ CONVERTERS: dict[Any, Converter] = {
     "Tensor.contiguous": convert_identity,
 }
 
+_aten = torch.ops.aten
+_qd = torch.ops.quantized_decomposed
+# PT2E graphs (torch.export + prepare_pt2e / convert_pt2e, captured by qnnpy.capture.pt2e_capture).
+CONVERTERS.update({
+    _qd.quantize_per_tensor.default: convert_quantize,
+    _qd.quantize_per_tensor.tensor: convert_quantize,
+    _qd.dequantize_per_tensor.default: convert_dequantize,
+    _qd.dequantize_per_tensor.tensor: convert_dequantize,
+    _aten.conv2d.default: AtenForm(convert_aten_conv2d, "``aten.conv2d``", aten_ops.float_conv2d),
+    _aten.linear.default: AtenForm(convert_aten_linear, "``aten.linear``", aten_ops.float_linear),
+    _aten.add.Tensor: AtenForm(convert_aten_add, "``aten.add.Tensor``", aten_ops.float_add),
+    _aten.add_.Tensor: AtenForm(convert_aten_add, "``aten.add_.Tensor``", aten_ops.float_add),
+    _aten.mul.Tensor: AtenForm(convert_mul, "``aten.mul.Tensor``", aten_ops.float_mul),
+    _aten.relu.default: AtenForm(convert_aten_relu, "``aten.relu``", aten_ops.float_relu),
+    _aten.relu_.default: AtenForm(convert_aten_relu, "``aten.relu_``", aten_ops.float_relu),
+    _aten.hardtanh.default: AtenForm(convert_hardtanh, "``aten.hardtanh``", aten_ops.float_hardtanh),
+    _aten.hardtanh_.default: AtenForm(convert_hardtanh, "``aten.hardtanh_``", aten_ops.float_hardtanh),
+    _aten.hardswish.default: AtenForm(convert_hardswish, "``aten.hardswish``", aten_ops.float_hardswish),
+    _aten.hardswish_.default: AtenForm(convert_hardswish, "``aten.hardswish_``", aten_ops.float_hardswish),
+    _aten.hardsigmoid.default: AtenForm(convert_hardsigmoid, "``aten.hardsigmoid``", aten_ops.float_hardsigmoid),
+    _aten.sigmoid.default: AtenForm(convert_sigmoid, "``aten.sigmoid``"),
+    _aten.max_pool2d.default: AtenForm(convert_max_pool2d, "``aten.max_pool2d``"),
+    _aten.avg_pool2d.default: AtenForm(convert_avg_pool2d, "``aten.avg_pool2d``"),
+    _aten.adaptive_avg_pool2d.default: AtenForm(
+        convert_adaptive_avg_pool2d, "``aten.adaptive_avg_pool2d``", aten_ops.float_adaptive_avg_pool2d),
+    _aten.mean.dim: AtenForm(convert_mean, "``aten.mean.dim`` over the spatial axes"),
+    _aten.cat.default: AtenForm(convert_cat, "``aten.cat``"),
+    _aten.flatten.using_ints: AtenForm(convert_reshape, "``aten.flatten``", aten_ops.float_reshape),
+    _aten.view.default: AtenForm(convert_reshape, "``aten.view``", aten_ops.float_reshape),
+    _aten.reshape.default: AtenForm(convert_reshape, "``aten.reshape``", aten_ops.float_reshape),
+    _aten.permute.default: AtenForm(convert_permute, "``aten.permute``"),
+    _aten.transpose.int: AtenForm(convert_transpose, "``aten.transpose``"),
+})

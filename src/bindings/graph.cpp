@@ -4,6 +4,7 @@
 #include "bindings/numpy_views.h"
 #include "emit/tvmscript.h"
 #include "ir/serialize.h"
+#include "layer_import/float_layer.h"
 #include "ops/op_def.h"
 
 namespace qnnpy::bindings {
@@ -154,6 +155,26 @@ void bind_graph(py::module_& m) {
           py::arg("x"), py::arg("source"), py::arg("name"), py::arg("weight"), py::arg("bias"), py::arg("mean"),
           py::arg("var"), py::arg("eps"), py::arg("relu"), py::arg("out_dtype"), py::arg("out_scale"),
           py::arg("out_zero_point"), py::arg("expected_shape") = Shape{})
+      .def(
+          "add_float_layer",
+          [](Graph& g, const std::string& op, int x, const std::string& source, const std::string& name,
+             const Int8Array& weight, const FloatArray& weight_scale, const IntArray& weight_zero_point, int weight_axis,
+             std::optional<FloatArray> bias, const std::map<std::string, std::vector<int64_t>>& ints,
+             const Shape& expected_shape) {
+            WeightView w;
+            w.data = weight.data();
+            w.shape = shape_of(weight);
+            w.q = make_qparams(weight_scale, weight_zero_point, weight_axis);
+            if (bias && bias->size() != (w.shape.empty() ? 0 : w.shape[0])) {
+              throw std::invalid_argument(op + " (" + source + "): bias has " + std::to_string(bias->size()) +
+                                          " values for " + shape_str(w.shape) + " weight");
+            }
+            return add_float_layer_node(g, op, x, source, name, w, bias ? bias->data() : nullptr, ints, expected_shape);
+          },
+          py::arg("op"), py::arg("x"), py::arg("source"), py::arg("name"), py::arg("weight"), py::arg("weight_scale"),
+          py::arg("weight_zero_point"), py::arg("weight_axis"), py::arg("bias"), py::arg("ints"),
+          py::arg("expected_shape") = Shape{},
+          "A float_conv2d / float_linear node: int8 weight with its qparams, float32 bias, float32 output.")
       .def("mark_output", &Graph::mark_output, py::arg("value"))
       .def("script", &emit_tvmscript, py::arg("func_name") = "main", "The module as Relax TVMScript text.")
       .def("exported_params",

@@ -20,6 +20,7 @@ enum class OpKind {
   QParamPreserving,  // the output moves or selects input values: the input's dtype and qparams
   Quantize,          // float32 in, quantized out
   Dequantize,        // quantized in, float32 out
+  Float,             // float32 in, float32 out: a part of the model its quantizer left in float
 };
 
 struct OpDef {
@@ -52,5 +53,6 @@ std::vector<OpDef> elementwise_ops();  // elementwise.cpp
 std::vector<OpDef> pool_ops();         // pool.cpp
 std::vector<OpDef> shape_ops();        // shape.cpp
 std::vector<OpDef> norm_ops();         // norm.cpp
+std::vector<OpDef> float_ops();        // float_ops.cpp
 
 }  // namespace qnnpy

@@ -19,7 +19,7 @@ void check_output_qparams(const Checker& c, const Value& out) {
 
 std::vector<OpDef> assemble() {
   std::vector<OpDef> all;
-  for (auto family : {quantize_ops, conv_ops, elementwise_ops, pool_ops, shape_ops, norm_ops}) {
+  for (auto family : {quantize_ops, conv_ops, elementwise_ops, pool_ops, shape_ops, norm_ops, float_ops}) {
     for (const OpDef& op : family()) all.push_back(op);
   }
   return all;
@@ -51,6 +51,7 @@ const char* op_kind_name(OpKind kind) {
     case OpKind::QParamPreserving: return "qparam_preserving";
     case OpKind::Quantize: return "quantize";
     case OpKind::Dequantize: return "dequantize";
+    case OpKind::Float: return "float";
   }
   return "?";
 }
@@ -65,6 +66,12 @@ Shape check_node(const Graph& g, const Node& n, const Value& out) {
       return op.infer(c, out);
     case OpKind::Dequantize:
       if (out.dtype != DType::Float32) c.fail("output must be float32");
+      return op.infer(c, out);
+    case OpKind::Float:
+      if (out.dtype != DType::Float32 || !out.q.empty()) c.fail("output must be float32 without qparams");
+      for (size_t i = 0; i < n.inputs.size(); ++i) {
+        if (c.in(i).dtype != DType::Float32) c.fail("input " + std::to_string(i) + " must be float32 (dequantize it first)");
+      }
       return op.infer(c, out);
     case OpKind::QParamPreserving: {
       Shape shape = op.infer(c, out);
