@@ -19,7 +19,7 @@ import torch
 from qnnpy.compare import ComparisonReport, compare, compare_tvm
 from qnnpy.convert.converter import from_torch
 from qnnpy.errors import ConversionError, UnsupportedOpsError
-from qnnpy.model_files import InputFileError, UnsupportedFormatError, load_model_file
+from qnnpy.model_files import InputFileError, load_model_file
 from qnnpy.module import QDQModule
 from qnnpy.profiles import ENGINE_FOR_PROFILE, PROFILES
 from qnnpy.testing import engine_copy
@@ -43,8 +43,8 @@ Errors are printed to stderr as one line; add --debug for the traceback."""
 MODEL_FILE_HELP = (
     "quantized PyTorch model: TorchScript (torch.jit.save) or a whole module saved with torch.save(model, path) "
     "(unpickled with weights_only=False, so it runs code from the file: use trusted files only, and the "
-    "model's classes must be importable). The kind is read from the file's contents. torch.export (.pt2) "
-    f"archives are not supported yet (exit {EXIT_CONVERSION})."
+    "model's classes must be importable). The kind is read from the file's contents. A torch.export (.pt2) "
+    "archive (torch.export.save) holds a PT2E-quantized model (torchao's convert_pt2e)."
 )
 SEED = 0
 
@@ -354,7 +354,7 @@ def _one_line(error: BaseException) -> str:
         ops = "; ".join(f"{path}: {name}" for path, name in error.ops)
         return f"{len(error.ops)} unsupported op(s), none converted: {ops}"
     text = " ".join(str(error).split())
-    if isinstance(error, (CliError, InputFileError, ConversionError, UnsupportedFormatError)):
+    if isinstance(error, (CliError, InputFileError, ConversionError)):
         return text
     return f"{type(error).__name__}: {text}" if text else type(error).__name__
 
@@ -364,7 +364,7 @@ def _exit_code(error: BaseException) -> int:
         return error.code
     if isinstance(error, InputFileError):
         return EXIT_INPUT_FILE
-    return EXIT_CONVERSION  # ConversionError, UnsupportedFormatError, failures while running a model
+    return EXIT_CONVERSION  # ConversionError, failures while running a model
 
 
 @contextlib.contextmanager

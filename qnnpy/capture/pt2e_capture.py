@@ -22,6 +22,7 @@ from __future__ import annotations
 from typing import Any
 
 import torch
+import torch.ao.quantization.fx._decomposed  # noqa: F401  registers the quantized_decomposed ops (as torchao does)
 import torch.fx
 
 from qnnpy.capture.fx_capture import CapturedGraph
@@ -49,11 +50,18 @@ def is_pt2e_graph(model: Any) -> bool:
         n.op == "call_function" and n.target in QUANTIZE | DEQUANTIZE for n in model.graph.nodes)
 
 
+def is_exported_module(model: Any) -> bool:
+    """Whether ``model`` is the module of a ``torch.export`` program (``ExportedProgram.module()``)."""
+    return isinstance(model, torch.export._unlift._StatefulGraphModule)
+
+
 def _where(node: torch.fx.Node) -> str:
+    """The node's module path and name, and the model source line it was traced from (its stack trace's
+    last ``File ..., line ...`` entry), for error messages."""
     stack = node.meta.get("nn_module_stack")
     path = list(stack.values())[-1][0] if stack else ""
-    trace = node.meta.get("stack_trace", "").strip().splitlines()
-    line = f" at {trace[-2].strip()}" if len(trace) >= 2 else ""
+    frames = [line.strip() for line in (node.meta.get("stack_trace") or "").splitlines() if line.strip().startswith("File ")]
+    line = f" ({frames[-1]})" if frames else ""
     return f"{path + '.' if path else ''}{node.name}{line}"
 
 

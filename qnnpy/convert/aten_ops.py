@@ -41,6 +41,15 @@ def _weight(ctx: ConversionContext, node: torch.fx.Node) -> QuantizedWeight:
     return quantized_weight(w, ctx.source(node))
 
 
+def _float_layer_weight(ctx: ConversionContext, node: torch.fx.Node) -> QuantizedWeight:
+    """The weight of a float conv / linear: int8 with its qparams, or float32 (empty qparams) when the
+    quantizer left the layer unannotated."""
+    w = ctx.example(node.args[1])
+    if isinstance(w, torch.Tensor) and not w.is_quantized and w.dtype == torch.float32:
+        return QuantizedWeight(w.detach().contiguous().numpy(), np.zeros(0, np.float32), np.zeros(0, np.int64), -1)
+    return _weight(ctx, node)
+
+
 def _bias(ctx: ConversionContext, node: torch.fx.Node, index: int) -> np.ndarray | None:
     b = ctx.example(_arg(node, index, "bias"))
     if b is None:
@@ -113,7 +122,7 @@ def _add_float(ctx: ConversionContext, node: torch.fx.Node, op: str, inputs: lis
 
 def float_conv2d(ctx: ConversionContext, node: torch.fx.Node) -> int:
     """A conv2d in float (e.g. X86's conv whose output an add consumes before any quantize)."""
-    w = _weight(ctx, node)
+    w = _float_layer_weight(ctx, node)
     where = ctx.source(node)
     return ctx.graph.add_float_layer("float_conv2d", ctx.value(node.args[0], node), where, where, w.data, w.scale,
                                      w.zero_point, w.axis, _bias(ctx, node, 2), _conv_attributes(ctx, node),
@@ -122,7 +131,7 @@ def float_conv2d(ctx: ConversionContext, node: torch.fx.Node) -> int:
 
 def float_linear(ctx: ConversionContext, node: torch.fx.Node) -> int:
     """A linear in float (a float head: its output is not quantized)."""
-    w = _weight(ctx, node)
+    w = _float_layer_weight(ctx, node)
     where = ctx.source(node)
     return ctx.graph.add_float_layer("float_linear", ctx.value(node.args[0], node), where, where, w.data, w.scale,
                                      w.zero_point, w.axis, _bias(ctx, node, 2), {}, _float_output(ctx, node))

@@ -7,7 +7,7 @@ import torch
 import torch.fx
 
 from qnnpy.capture.fx_capture import CapturedGraph, capture_fx
-from qnnpy.capture.pt2e_capture import capture_pt2e, is_pt2e_graph
+from qnnpy.capture.pt2e_capture import capture_pt2e, is_exported_module, is_pt2e_graph
 from qnnpy.capture.torchscript_capture import capture_torchscript
 from qnnpy.convert.context import ConversionContext, op_name
 from qnnpy.convert.ops import CONVERTERS
@@ -134,6 +134,11 @@ def from_torch(model: torch.nn.Module | torch.export.ExportedProgram,
         raise ConversionError(
             f"from_torch({type(model).__name__}) needs example_inputs: the float tensors forward() takes, "
             "e.g. (torch.randn(1, 3, 224, 224),)"
+        )
+    if is_exported_module(model) and not is_pt2e_graph(model):
+        raise ConversionError(
+            f"{type(model).__name__} is a torch.export program without quantize / dequantize ops: a float model. "
+            "Quantize it first (torchao's prepare_pt2e / calibrate / convert_pt2e)."
         )
     if getattr(model, "training", False) and not is_pt2e_graph(model):  # a frozen ScriptModule has no flag: torch.jit.freeze needs eval mode
         raise ConversionError(f"{type(model).__name__} is in training mode; call model.eval() before converting")

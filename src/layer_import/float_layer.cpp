@@ -6,7 +6,7 @@
 namespace qnnpy {
 
 int add_float_layer_node(Graph& g, const std::string& op, int input, const std::string& source, const std::string& name,
-                         const WeightView& weight, const float* bias, std::map<std::string, std::vector<int64_t>> ints,
+                         const WeightView& weight, const float* float_weight, const float* bias, std::map<std::string, std::vector<int64_t>> ints,
                          const Shape& expected_shape) {
   if (op != "float_conv2d" && op != "float_linear") throw std::invalid_argument(op + " (" + source + "): not a float layer op");
   Node n;
@@ -16,11 +16,11 @@ int add_float_layer_node(Graph& g, const std::string& op, int input, const std::
   n.ints = std::move(ints);
   Param w;
   w.name = g.unique_name(name + "_weight");
-  w.dtype = DType::Int8;
+  w.dtype = float_weight ? DType::Float32 : DType::Int8;
   w.shape = weight.shape;
-  w.q = weight.q;
-  w.bytes.resize(static_cast<size_t>(num_elements(weight.shape)));
-  std::memcpy(w.bytes.data(), weight.data, w.bytes.size());
+  if (!float_weight) w.q = weight.q;
+  w.bytes.resize(static_cast<size_t>(num_elements(weight.shape)) * (float_weight ? sizeof(float) : 1));
+  std::memcpy(w.bytes.data(), float_weight ? static_cast<const void*>(float_weight) : weight.data, w.bytes.size());
   n.params["weight"] = g.add_param(std::move(w));
   if (bias != nullptr) {
     Param b;

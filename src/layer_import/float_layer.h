@@ -1,5 +1,5 @@
-// Builds a float_conv2d / float_linear node (src/ops/float_ops.cpp): the int8 weight as it
-// is, with its qparams, and the float bias kept float (param "bias_float", a float32
+// Builds a float_conv2d / float_linear node (src/ops/float_ops.cpp): the weight as it is
+// (int8 with its qparams, or float32 without: `float_weight` non-null), and the float bias kept float (param "bias_float", a float32
 // Relax parameter): the op runs in float32.
 #pragma once
 
@@ -13,7 +13,7 @@
 namespace qnnpy {
 
 int add_float_layer_node(Graph& g, const std::string& op, int input, const std::string& source, const std::string& name,
-                         const WeightView& weight, const float* bias, std::map<std::string, std::vector<int64_t>> ints,
+                         const WeightView& weight, const float* float_weight, const float* bias, std::map<std::string, std::vector<int64_t>> ints,
                          const Shape& expected_shape);
 
 }  // namespace qnnpy

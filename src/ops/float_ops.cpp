@@ -1,8 +1,9 @@
 // Float ops: the parts of a model its quantizer left in float (PT2E's float islands
 // between a dequantize and the next quantize, a float head). Inputs and output are
-// float32 without qparams; float_conv2d / float_linear keep their int8 weight (with its
-// qparams, dequantized by the op as PyTorch's dequantize_per_channel does) and a float32
-// bias (param "bias_float"), as the PT2E graph holds them. They are emitted as float
+// float32 without qparams; float_conv2d / float_linear keep their weight as the PT2E graph
+// holds it: int8 with its qparams (dequantized by the op as PyTorch's dequantize_per_channel
+// does), or float32 when the quantizer left the layer unannotated; the bias is float32
+// (param "bias_float"). They are emitted as float
 // Relax ops and run in float32 by the runtime (src/runtime/ops/float_*.cpp).
 #include <algorithm>
 #include <string>
@@ -16,12 +17,13 @@ namespace {
 
 const Param& float_weight(const Checker& c, size_t rank) {
   const Param& w = c.g.node_param(c.n, "weight");
-  if (w.dtype != DType::Int8 || w.shape.size() != rank) {
-    c.fail("weight must be int8 of rank " + std::to_string(rank) + ", got " + dtype_name(w.dtype) + " " + shape_str(w.shape));
+  if ((w.dtype != DType::Int8 && w.dtype != DType::Float32) || w.shape.size() != rank) {
+    c.fail("weight must be int8 or float32 of rank " + std::to_string(rank) + ", got " + dtype_name(w.dtype) + " " +
+           shape_str(w.shape));
   }
-  const size_t scales = w.q.per_channel() ? static_cast<size_t>(w.shape[0]) : 1;
+  const size_t scales = w.dtype == DType::Float32 ? 0 : w.q.per_channel() ? static_cast<size_t>(w.shape[0]) : 1;
   if ((w.q.per_channel() && w.q.axis != 0) || w.q.scale.size() != scales || w.q.zero_point.size() != scales) {
-    c.fail("weight must be quantized per tensor or per output channel (axis 0)");
+    c.fail("an int8 weight must be quantized per tensor or per output channel (axis 0); a float32 one not at all");
   }
   if (c.n.has_param("bias_float")) {
     const Param& b = c.g.node_param(c.n, "bias_float");
@@ -121,8 +123,14 @@ std::string add_float_bias(Emitter& e, const Node& n, std::string y, int rank) {
   return e.emit(e.out_name(n) + "_biased", "R.add(" + y + ", " + bias + ")");
 }
 
+// The float weight: the float32 param itself, or the int8 one dequantized.
+std::string float_weight(Emitter& e, const Node& n) {
+  const Param& w = e.graph().node_param(n, "weight");
+  return w.dtype == DType::Float32 ? w.name : e.param(w, e.out_name(n) + "_w");
+}
+
 void float_conv2d_emit(Emitter& e, const Node& n) {
-  const std::string w = e.param(e.graph().node_param(n, "weight"), e.out_name(n) + "_w");
+  const std::string w = float_weight(e, n);
   const std::string y = e.emit(e.out_name(n) + "_conv",
                                "R.nn.conv2d(" + in_name(e, n, 0) + ", " + w + ", strides=" + int_list(n.ints_attr("stride")) +
                                    ", padding=" + padding4(n.ints_attr("padding")) + ", dilation=" +
@@ -131,7 +139,7 @@ void float_conv2d_emit(Emitter& e, const Node& n) {
 }
 
 void float_linear_emit(Emitter& e, const Node& n) {
-  const std::string w = e.param(e.graph().node_param(n, "weight"), e.out_name(n) + "_w");
+  const std::string w = float_weight(e, n);
   const std::string y = e.emit(e.out_name(n) + "_mm", "R.matmul(" + in_name(e, n, 0) + ", R.permute_dims(" + w + "))");
   e.line(e.out_name(n), add_float_bias(e, n, y, 0));
 }

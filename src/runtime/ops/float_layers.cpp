@@ -9,7 +9,8 @@ FloatLayer::FloatLayer(const Graph& g, const Node& n) {
   weight_shape_ = w.shape;
   const int64_t channels = w.shape[0], per_channel = num_elements(w.shape) / channels;
   weight_.resize(static_cast<size_t>(num_elements(w.shape)));
-  for (int64_t c = 0; c < channels; ++c) {
+  if (w.dtype == DType::Float32) std::copy(w.data<float>(), w.data<float>() + weight_.size(), weight_.begin());
+  for (int64_t c = 0; w.dtype == DType::Int8 && c < channels; ++c) {
     const size_t q = w.q.per_channel() ? static_cast<size_t>(c) : 0;
     const float zp = static_cast<float>(w.q.zero_point[q]), scale = w.q.scale[q];
     for (int64_t i = c * per_channel; i < (c + 1) * per_channel; ++i) weight_[i] = (static_cast<float>(w.data<int8_t>()[i]) - zp) * scale;
