@@ -12,6 +12,7 @@ import pytest
 
 import qnnpy
 from qnnpy import _core
+from pt2e_models import inputs, pt2e
 from small_models import Head, Residual, conv_cases, op_cases, quantized
 
 README = Path(__file__).resolve().parent.parent / "README.md"
@@ -26,6 +27,8 @@ def _test_models():
         models[name] = qnnpy.from_torch(*_with_input(quantized(body, shape, per_channel, fuse)))
     for name, body in {"add": Residual(False), "pools_linear": Head(False)}.items():
         models[name] = qnnpy.from_torch(*_with_input(quantized(body, (3, 17, 17))))
+    # The float ops come only from PT2E models: what a quantizer leaves in float.
+    models["pt2e_float_ops"] = qnnpy.from_torch(pt2e("float_ops", "x86"), (inputs(1)[0],))
     return models
 
 
@@ -53,7 +56,7 @@ def test_op_names_are_unique():
 def test_every_op_has_rule_emission_and_runner(name):
     info = _core.op_info(name)
     assert info["name"] == name
-    assert info["kind"] in {"requantizing", "qparam_preserving", "quantize", "dequantize"}
+    assert info["kind"] in {"requantizing", "qparam_preserving", "quantize", "dequantize", "float"}
     assert info["has_rule"] and info["has_emission"]
     assert info["has_runner"] or info["not_runnable"], f"{name}: no runner and no reason why"
 

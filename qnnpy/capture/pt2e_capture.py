@@ -24,6 +24,7 @@ from typing import Any
 import torch
 import torch.ao.quantization.fx._decomposed  # noqa: F401  registers the quantized_decomposed ops (as torchao does)
 import torch.fx
+from torch.export._unlift import _StatefulGraphModule
 
 from qnnpy.capture.fx_capture import CapturedGraph
 from qnnpy.errors import ConversionError
@@ -52,7 +53,7 @@ def is_pt2e_graph(model: Any) -> bool:
 
 def is_exported_module(model: Any) -> bool:
     """Whether ``model`` is the module of a ``torch.export`` program (``ExportedProgram.module()``)."""
-    return isinstance(model, torch.export._unlift._StatefulGraphModule)
+    return isinstance(model, _StatefulGraphModule)
 
 
 def _where(node: torch.fx.Node) -> str:
