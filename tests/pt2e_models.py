@@ -65,9 +65,9 @@ def float_model(name: str) -> nn.Module:
     return _randomize_batch_norms(getattr(torchvision.models, name)(weights=None)).eval()
 
 
-def inputs(count: int, seed: int = 1) -> list[torch.Tensor]:
+def inputs(count: int, seed: int = 1, shape: tuple[int, ...] = INPUT) -> list[torch.Tensor]:
     generator = torch.Generator().manual_seed(seed)
-    return [torch.randn(INPUT, generator=generator) for _ in range(count)]
+    return [torch.randn(shape, generator=generator) for _ in range(count)]
 
 
 def quantizer(kind: str):
@@ -79,16 +79,16 @@ def quantizer(kind: str):
 
 
 @functools.lru_cache(maxsize=None)
-def pt2e(name: str, kind: str, fold_quantize: bool = True) -> torch.fx.GraphModule:
-    """The converted PT2E GraphModule of ``name`` under quantizer ``kind`` (cached).
+def pt2e(name: str, kind: str, fold_quantize: bool = True, shape: tuple[int, ...] = INPUT) -> torch.fx.GraphModule:
+    """The converted PT2E GraphModule of ``name`` under quantizer ``kind`` for inputs of ``shape`` (cached).
 
     ``strict=True``: non-strict export (the default) records no ``source_fn_stack``, and torchao then
     groups nodes by module path, which merges the two calls of ResNet's shared ``relu`` module into one
     partition ("Input partition has more than one output node" in X86InductorQuantizer).
     """
     model = float_model(name)
-    exported = torch.export.export(model, (inputs(1)[0],), strict=True).module()
+    exported = torch.export.export(model, (inputs(1, shape=shape)[0],), strict=True).module()
     prepared = prepare_pt2e(exported, quantizer(kind))
-    for x in inputs(CALIBRATION, seed=2):
+    for x in inputs(CALIBRATION, seed=2, shape=shape):
         prepared(x)
     return convert_pt2e(prepared, fold_quantize=fold_quantize)
