@@ -144,6 +144,9 @@ def compare_tvm(
         profile = next((p for p, e in ENGINE_FOR_PROFILE.items() if e == engine), "int32_bias")
         runner = tvm_bridge.build(module, profile=profile)
     scale, _ = module.output_qparams()[0]
+    if scale is None:
+        raise ValueError("the module's output is computed by float ops (a PT2E float head) and has no quantization "
+                         "step to count differences in: compare TVM's float output with the model's directly")
     samples = same_top1 = identical = total = worst = 0
     for x in inputs:
         got = np.asarray(runner(x.numpy()), dtype=np.float64)

@@ -136,8 +136,10 @@ def _single_user(node: torch.fx.Node) -> torch.fx.Node | None:
     return users[0] if len(users) == 1 else None
 
 
-def _islands(gm: torch.fx.GraphModule, constant: set[torch.fx.Node]) -> dict[torch.fx.Node, tuple]:
-    """anchor -> (activation or None, quantize) for every dq -> anchor [-> activation] -> q chain."""
+def _islands(gm: torch.fx.GraphModule, constant: set[torch.fx.Node],
+             alias: dict[torch.fx.Node, torch.fx.Node]) -> dict[torch.fx.Node, tuple]:
+    """anchor -> (activation or None, quantize) for every dq -> anchor [-> activation] -> q chain (looking
+    through identities such as eval-mode dropout between the dq and the anchor)."""
     islands = {}
     for q in gm.graph.nodes:
         if q.target not in QUANTIZE or not isinstance(q.args[0], torch.fx.Node):
@@ -152,13 +154,13 @@ def _islands(gm: torch.fx.GraphModule, constant: set[torch.fx.Node]) -> dict[tor
             continue
         if activation is None and _single_user(anchor) is not q:
             continue
-        inputs = [a for a in anchor.all_input_nodes if a not in constant]
+        inputs = [alias.get(a, a) for a in anchor.all_input_nodes if a not in constant]
         if inputs and all(a.target in DEQUANTIZE for a in inputs):
             islands[anchor] = (activation, q)
     return islands
 
 
-def _resolve_identities(gm: torch.fx.GraphModule, values: dict) -> dict[torch.fx.Node, torch.fx.Node]:
+def _resolve_identities(gm: torch.fx.GraphModule) -> dict[torch.fx.Node, torch.fx.Node]:
     """Eval-mode dropout, clone, contiguous...: node -> the node whose value it passes on."""
     alias: dict[torch.fx.Node, torch.fx.Node] = {}
     for n in gm.graph.nodes:
@@ -181,8 +183,8 @@ def capture_pt2e(model: torch.fx.GraphModule, example_inputs: tuple[torch.Tensor
         recorder.run(*example_inputs)
     values = recorder.values
     constant = _constants(model)
-    islands = _islands(model, constant)
-    alias = _resolve_identities(model, values)
+    alias = _resolve_identities(model)
+    islands = _islands(model, constant, alias)
     skipped = {part for activation, q in islands.values() for part in (activation, q) if part is not None}
 
     graph = torch.fx.Graph()
