@@ -201,3 +201,12 @@ def test_float_op_without_float_form_is_named():
     graph.output(graph.call_function(torch.ops.aten.max_pool2d.default, (dq, [2, 2])))
     with pytest.raises(ConversionError, match=r"max_pool2d.* computes in float here"):
         qnnpy.from_torch(torch.fx.GraphModule(gm, graph), (torch.randn(INPUT),))
+
+
+def test_saved_module_with_float_ops_loads_and_runs_the_same(tmp_path):
+    gm = pt2e("float_ops", "x86")
+    x = inputs(1)[0]
+    module = qnnpy.from_torch(gm, (x,))
+    loaded = qnnpy.load(module.save(tmp_path / "saved"))
+    assert loaded.script() == module.script()
+    np.testing.assert_array_equal(loaded.run(x.numpy()).dequantized, module.run(x.numpy()).dequantized)
