@@ -19,7 +19,7 @@ import torch
 from qnnpy.compare import ComparisonReport, compare, compare_tvm
 from qnnpy.convert.converter import from_torch
 from qnnpy.errors import ConversionError, UnsupportedOpsError
-from qnnpy.model_files import InputFileError, UnsupportedFormatError, load_model_file
+from qnnpy.model_files import InputFileError, load_model_file
 from qnnpy.module import QDQModule
 from qnnpy.profiles import PROFILE_FOR_ENGINE, PROFILES
 from qnnpy.testing import engine_copy
@@ -43,14 +43,15 @@ Errors are printed to stderr as one line; add --debug for the traceback."""
 
 MODEL_FILE_HELP = (
     "quantized PyTorch model: TorchScript (torch.jit.save) or a whole module saved with torch.save(model, path) "
-    "(read only with --trust-pickle, see there; the model's classes must be importable). The kind is read from "
-    f"the file's contents. torch.export (.pt2) archives are not supported yet (exit {EXIT_CONVERSION})."
+    "(read only with --trust-pickle, see there; the model's classes must be importable), or a torch.export "
+    "archive (.pt2, torch.export.save) of a PT2E-quantized model (torchao's convert_pt2e). The kind is read from "
+    "the file's contents."
 )
 TRUST_PICKLE_HELP = (
     "read a model saved with torch.save(model, path) by fully unpickling it (torch.load with weights_only=False). "
     "Unpickling runs whatever code the file names (a pickle can call any Python function), so give this flag only "
     "for files you trust. Without it such files are refused (exit "
-    f"{EXIT_INPUT_FILE}); TorchScript files never need it"
+    f"{EXIT_INPUT_FILE}); TorchScript and .pt2 files never need it"
 )
 SEED = 0
 
@@ -369,7 +370,7 @@ def _one_line(error: BaseException) -> str:
         ops = "; ".join(f"{path}: {name}" for path, name in error.ops)
         return f"{len(error.ops)} unsupported op(s), none converted: {ops}"
     text = " ".join(str(error).split())
-    if isinstance(error, (CliError, InputFileError, ConversionError, UnsupportedFormatError)):
+    if isinstance(error, (CliError, InputFileError, ConversionError)):
         return text
     return f"{type(error).__name__}: {text}" if text else type(error).__name__
 
@@ -379,7 +380,7 @@ def _exit_code(error: BaseException) -> int:
         return error.code
     if isinstance(error, InputFileError):
         return EXIT_INPUT_FILE
-    return EXIT_CONVERSION  # ConversionError, UnsupportedFormatError, failures while running a model
+    return EXIT_CONVERSION  # ConversionError, failures while running a model
 
 
 @contextlib.contextmanager

@@ -8,6 +8,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 import torch
 
+from qnnpy import _core
 from qnnpy.convert.converter import capture
 from qnnpy.module import QDQModule
 from qnnpy.profiles import PROFILE_FOR_ENGINE, PROFILES
@@ -90,8 +91,10 @@ def compare(
     """
     if not module.torch_nodes:
         raise ValueError("this module has no link to a PyTorch model (it was loaded from disk); convert it again")
-    # Integer tensors computed by a PyTorch node (not those qnnpy adds, e.g. a slice ahead of a dequantize).
-    nodes = [n for n in module.nodes() if n["op"] != "dequantize" and n["output"] in module.torch_nodes]
+    # Integer tensors computed by a PyTorch node (not those qnnpy adds, e.g. a slice ahead of a dequantize;
+    # not the float values of dequantize and of the float ops of a PT2E model).
+    integer_ops = {op for op in _core.op_names() if _core.op_info(op)["kind"] not in ("dequantize", "float")}
+    nodes = [n for n in module.nodes() if n["op"] in integer_ops and n["output"] in module.torch_nodes]
     stats = {p: {n["output"]: [0, 0, 0] for n in nodes} for p in profiles}
     for x in inputs:
         captured = capture(model, (x,))
@@ -152,6 +155,9 @@ def compare_tvm(
         profile = PROFILE_FOR_ENGINE.get(engine, "int32_bias")
         runner = tvm_bridge.build(module, profile=profile)
     scale, _ = module.output_qparams()[0]
+    if scale is None:
+        raise ValueError("the module's output is computed by float ops (a PT2E float head) and has no quantization "
+                         "step to count differences in: compare TVM's float output with the model's directly")
     samples = same_top1 = identical = total = worst = 0
     for x in inputs:
         got = np.asarray(runner(x.numpy()), dtype=np.float64)

@@ -30,10 +30,6 @@ class InputFileError(Exception):
     """A file that is missing, unreadable or does not hold what is needed."""
 
 
-class UnsupportedFormatError(Exception):
-    """A readable model file whose format qnnpy does not convert yet."""
-
-
 @dataclass
 class LoadedModel:
     """A model read from disk and how it was stored."""
@@ -137,8 +133,11 @@ def load_model_file(path: str | os.PathLike, trust_pickle: bool = False) -> Load
     ``torch.jit.load``, whose unpickler rebuilds only tensors and TorchScript objects.
     Conv and linear weights are packed for the current ``torch.backends.quantized.engine``.
 
-    Raises :class:`InputFileError` for a missing or unreadable file and
-    :class:`UnsupportedFormatError` for a ``torch.export`` (.pt2) archive.
+    A ``torch.export`` archive (``torch.export.save``, .pt2) is read with ``torch.export.load``
+    and its program's module returned: a PT2E-quantized graph (``convert_pt2e``) that
+    ``qnnpy.from_torch`` converts.
+
+    Raises :class:`InputFileError` for a missing or unreadable file.
     """
     path = Path(path)
     if not path.exists():
@@ -149,13 +148,10 @@ def load_model_file(path: str | os.PathLike, trust_pickle: bool = False) -> Load
         kind = detect_kind(path)
     except ZIP_READ_ERRORS as e:
         raise InputFileError(f"cannot read {path}: {e}") from e
-    if kind == EXPORTED_PROGRAM:
-        raise UnsupportedFormatError(
-            f"{path} is a torch.export program (.pt2): not supported yet. Eager-mode quantized modules "
-            "cannot be exported (their packed weights do not flatten), and PT2E-quantized graphs are not "
-            "converted by from_torch yet; save the quantized module with torch.save(model, path) or as TorchScript"
-        )
     try:
+        if kind == EXPORTED_PROGRAM:
+            # An exported module has no train/eval switch of its own (PT2E graphs carry the mode in their ops).
+            return LoadedModel(torch.export.load(str(path)).module(), kind, path)
         if kind == TORCHSCRIPT:
             model = torch.jit.load(str(path), map_location="cpu")
         else:

@@ -184,7 +184,8 @@ class QDQModule:
         return sum(a.size * 4 for name, a in self.params.items() if str(a.dtype) in _WEIGHT_DTYPES)
 
     def summary(self) -> str:
-        """Ops by count, param bytes by dtype against the float model, bias saturations."""
+        """Ops by count, float ops (what a PT2E quantizer left in float) by count, param bytes by dtype
+        against the float model, bias saturations."""
         nodes = self.nodes()
         ops = Counter(n["op"] for n in nodes)
         saturated = sum(n["ints"].get("bias_saturated", [0])[0] for n in nodes)
@@ -193,6 +194,9 @@ class QDQModule:
         float_bytes = self.float_weight_bytes()
         lines = [f"QDQModule: {len(nodes)} ops, inputs {list(zip(self.input_names, self.input_shapes))}"]
         lines.append("  ops: " + ", ".join(f"{op} x{n}" for op, n in sorted(ops.items())))
+        floats = {op: n for op, n in sorted(ops.items()) if _core.op_info(op)["kind"] == "float"}
+        listed = f" ({', '.join(f'{op} x{n}' for op, n in floats.items())}), run in float32" if floats else ""
+        lines.append(f"  float ops: {sum(floats.values())}{listed}")
         lines.append("  params: " + ", ".join(f"{dt} {b:,} B" for dt, b in sorted(by_dtype.items())) + f" (total {total:,} B)")
         ratio = total / float_bytes if float_bytes else float("nan")
         lines.append(f"  float32 weights and biases of the float model: {float_bytes:,} B; ratio {ratio:.3f}")

@@ -122,12 +122,12 @@ def test_file_kinds_are_read_from_the_contents(files, tmp_path):
     assert detect_kind(tmp_path / "exported.pt") == EXPORTED_PROGRAM
 
 
-def test_exported_program_is_reported_as_not_supported_yet(tmp_path, capsys):
+def test_float_exported_program_is_refused_as_a_float_model(tmp_path, capsys):
     program = torch.export.export(nn.Sequential(nn.Conv2d(3, 4, 3)).eval(), (torch.randn(SHAPE),))
     torch.export.save(program, tmp_path / "model.pt2")
     code = cli.main(["convert", "--trust-pickle", str(tmp_path / "model.pt2"), "-o", str(tmp_path / "out"), "--input-shape", SHAPE_ARG])
     assert code == cli.EXIT_CONVERSION
-    assert "torch.export program (.pt2): not supported yet" in capsys.readouterr().err
+    assert "torch.export program without quantize / dequantize ops: a float model" in capsys.readouterr().err
     assert not (tmp_path / "out").exists()
 
 

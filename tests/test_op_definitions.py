@@ -14,6 +14,7 @@ import torch
 import qnnpy
 from qnnpy import _core
 from dynamic_models import dynamic_cases
+from pt2e_models import inputs, pt2e
 from small_models import Head, Residual, conv_cases, op_cases, quantized
 
 README = Path(__file__).resolve().parent.parent / "README.md"
@@ -30,6 +31,8 @@ def _test_models():
         models[name] = qnnpy.from_torch(*_with_input(quantized(body, (3, 17, 17))))
     for name, (model, shape) in dynamic_cases().items():
         models[name] = qnnpy.from_torch(model, (torch.randn(shape),))
+    # The float ops come only from PT2E models: what a quantizer leaves in float.
+    models["pt2e_float_ops"] = qnnpy.from_torch(pt2e("float_ops", "x86"), (inputs(1)[0],))
     return models
 
 

@@ -7,6 +7,7 @@ import torch
 import torch.fx
 
 from qnnpy.capture.fx_capture import CapturedGraph, capture_fx
+from qnnpy.capture.pt2e_capture import capture_pt2e, is_exported_module, is_pt2e_graph
 from qnnpy.capture.torchscript_capture import capture_torchscript
 from qnnpy.convert.context import ConversionContext, op_name
 from qnnpy.convert.dynamic_ops import is_dynamic_quantized_op, refuse_unsupported_dynamic
@@ -74,7 +75,8 @@ def convert_captured(captured: CapturedGraph) -> QDQModule:
     return QDQModule(ctx.graph, torch_nodes)
 
 
-def from_torch(model: torch.nn.Module, example_inputs: Sequence[torch.Tensor] | torch.Tensor | None = None,
+def from_torch(model: torch.nn.Module | torch.export.ExportedProgram,
+               example_inputs: Sequence[torch.Tensor] | torch.Tensor | None = None,
                dynamic_batch: bool = False) -> QDQModule:
     """Convert a quantized PyTorch model to a canonical QDQ module.
 
@@ -85,7 +87,13 @@ def from_torch(model: torch.nn.Module, example_inputs: Sequence[torch.Tensor] | 
     - a TorchScript module (``torch.jit.ScriptModule``) of such a model, traced or
       scripted, e.g. as returned by ``torch.jit.load``. Its forward graph is inlined
       and its ``quantized::`` / ``aten::`` ops go through the same converters;
-      code that branches on shapes is specialised to the example inputs.
+      code that branches on shapes is specialised to the example inputs;
+    - a PT2E model: the GraphModule ``convert_pt2e`` returns (``fold_quantize`` True or
+      False) for a model captured with ``torch.export.export(model, args, strict=True).module()``
+      and quantized with torchao's ``prepare_pt2e`` (e.g. ``X86InductorQuantizer``), or a
+      ``torch.export.ExportedProgram`` of one. Each ``dequantize -> aten op -> quantize``
+      island becomes the canonical integer op; ops the quantizer left in float become
+      float ops (``float_conv2d``, ``float_add``, ...), run in float32.
 
     ``example_inputs`` are the float inputs of ``forward``; they fix the static
     shapes of the module and provide the quantization parameters of every
@@ -104,6 +112,8 @@ def from_torch(model: torch.nn.Module, example_inputs: Sequence[torch.Tensor] | 
     input, and :class:`~qnnpy.errors.UnsupportedOpsError` listing every op
     without a converter.
     """
+    if isinstance(model, torch.export.ExportedProgram):
+        model = model.module()
     if not isinstance(model, torch.nn.Module):
         raise ConversionError(f"from_torch needs a torch.nn.Module, got {type(model).__name__}")
     if example_inputs is None:
@@ -111,7 +121,12 @@ def from_torch(model: torch.nn.Module, example_inputs: Sequence[torch.Tensor] | 
             f"from_torch({type(model).__name__}) needs example_inputs: the float tensors forward() takes, "
             "e.g. (torch.randn(1, 3, 224, 224),)"
         )
-    if getattr(model, "training", False):  # a frozen ScriptModule has no flag: torch.jit.freeze needs eval mode
+    if is_exported_module(model) and not is_pt2e_graph(model):
+        raise ConversionError(
+            f"{type(model).__name__} is a torch.export program without quantize / dequantize ops: a float model. "
+            "Quantize it first (torchao's prepare_pt2e / calibrate / convert_pt2e)."
+        )
+    if getattr(model, "training", False) and not is_pt2e_graph(model):  # a frozen ScriptModule has no flag: torch.jit.freeze needs eval mode
         raise ConversionError(f"{type(model).__name__} is in training mode; call model.eval() before converting")
     if isinstance(example_inputs, torch.Tensor):
         example_inputs = (example_inputs,)
@@ -126,7 +141,9 @@ def from_torch(model: torch.nn.Module, example_inputs: Sequence[torch.Tensor] | 
 
 
 def capture(model: torch.nn.Module, example_inputs: tuple[torch.Tensor, ...]) -> CapturedGraph:
-    """The model's graph with every node's output on ``example_inputs`` (FX or TorchScript front end)."""
+    """The model's graph with every node's output on ``example_inputs`` (FX, TorchScript or PT2E front end)."""
     if isinstance(model, torch.jit.ScriptModule):
         return capture_torchscript(model, example_inputs, known_ops=CONVERTERS)
+    if is_pt2e_graph(model):
+        return capture_pt2e(model, example_inputs)
     return capture_fx(model, example_inputs)

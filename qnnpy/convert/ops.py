@@ -20,9 +20,11 @@ import torch.fx
 import torch.nn.functional as F
 from torch import nn
 
+from qnnpy.convert import aten_ops
+from qnnpy.convert.aten_ops import convert_aten_add, convert_aten_conv2d, convert_aten_linear, convert_aten_relu
 from qnnpy.convert.context import ConversionContext
 from qnnpy.convert.dynamic_ops import DYNAMIC_CONVERTERS
-from qnnpy.convert.op_form import OpForm
+from qnnpy.convert.op_form import AtenForm, OpForm
 from qnnpy.convert.torch_weight_reader import conv_state, linear_state
 from qnnpy.errors import ConversionError
 
@@ -558,3 +560,36 @@ CONVERTERS: dict[Any, Converter] = {
         convert_upsample_nearest2d_aten, "``aten::upsample_nearest2d`` with scales_h / scales_w", vec=False),
 }
 
+_aten = torch.ops.aten
+_qd = torch.ops.quantized_decomposed
+# PT2E graphs (torch.export + prepare_pt2e / convert_pt2e, captured by qnnpy.capture.pt2e_capture).
+CONVERTERS.update({
+    _qd.quantize_per_tensor.default: convert_quantize,
+    _qd.quantize_per_tensor.tensor: convert_quantize,
+    _qd.dequantize_per_tensor.default: convert_dequantize,
+    _qd.dequantize_per_tensor.tensor: convert_dequantize,
+    _aten.conv2d.default: AtenForm(convert_aten_conv2d, "``aten.conv2d``", aten_ops.float_conv2d),
+    _aten.linear.default: AtenForm(convert_aten_linear, "``aten.linear``", aten_ops.float_linear),
+    _aten.add.Tensor: AtenForm(convert_aten_add, "``aten.add.Tensor``", aten_ops.float_add),
+    _aten.add_.Tensor: AtenForm(convert_aten_add, "``aten.add_.Tensor``", aten_ops.float_add),
+    _aten.mul.Tensor: AtenForm(convert_mul, "``aten.mul.Tensor``", aten_ops.float_mul),
+    _aten.relu.default: AtenForm(convert_aten_relu, "``aten.relu``", aten_ops.float_relu),
+    _aten.relu_.default: AtenForm(convert_aten_relu, "``aten.relu_``", aten_ops.float_relu),
+    _aten.hardtanh.default: AtenForm(convert_hardtanh, "``aten.hardtanh``", aten_ops.float_hardtanh),
+    _aten.hardtanh_.default: AtenForm(convert_hardtanh, "``aten.hardtanh_``", aten_ops.float_hardtanh),
+    _aten.hardswish.default: AtenForm(convert_hardswish, "``aten.hardswish``", aten_ops.float_hardswish),
+    _aten.hardswish_.default: AtenForm(convert_hardswish, "``aten.hardswish_``", aten_ops.float_hardswish),
+    _aten.hardsigmoid.default: AtenForm(convert_hardsigmoid, "``aten.hardsigmoid``", aten_ops.float_hardsigmoid),
+    _aten.sigmoid.default: AtenForm(convert_sigmoid, "``aten.sigmoid``"),
+    _aten.max_pool2d.default: AtenForm(convert_max_pool2d, "``aten.max_pool2d``"),
+    _aten.avg_pool2d.default: AtenForm(convert_avg_pool2d, "``aten.avg_pool2d``"),
+    _aten.adaptive_avg_pool2d.default: AtenForm(
+        convert_adaptive_avg_pool2d, "``aten.adaptive_avg_pool2d``", aten_ops.float_adaptive_avg_pool2d),
+    _aten.mean.dim: AtenForm(convert_mean, "``aten.mean.dim`` over the spatial axes"),
+    _aten.cat.default: AtenForm(convert_cat, "``aten.cat``"),
+    _aten.flatten.using_ints: AtenForm(convert_reshape, "``aten.flatten``", aten_ops.float_reshape),
+    _aten.view.default: AtenForm(convert_reshape, "``aten.view``", aten_ops.float_reshape),
+    _aten.reshape.default: AtenForm(convert_reshape, "``aten.reshape``", aten_ops.float_reshape),
+    _aten.permute.default: AtenForm(convert_permute, "``aten.permute``"),
+    _aten.transpose.int: AtenForm(convert_transpose, "``aten.transpose``"),
+})

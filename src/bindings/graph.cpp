@@ -5,6 +5,7 @@
 #include "emit/tvmscript.h"
 #include "ir/serialize.h"
 #include "layer_import/normalization_node.h"
+#include "layer_import/float_layer.h"
 #include "ops/op_def.h"
 
 namespace qnnpy::bindings {
@@ -175,6 +176,33 @@ void bind_graph(py::module_& m) {
           py::arg("ints"), py::arg("eps"), py::arg("out_dtype"), py::arg("out_scale"), py::arg("out_zero_point"),
           py::arg("expected_shape") = Shape{},
           "A quantized normalization (quantized_layer_norm, quantized_group_norm) with float32 weight and bias.")
+      .def(
+          "add_float_layer",
+          [](Graph& g, const std::string& op, int x, const std::string& source, const std::string& name,
+             const py::array& weight, const FloatArray& weight_scale, const IntArray& weight_zero_point, int weight_axis,
+             std::optional<FloatArray> bias, const std::map<std::string, std::vector<int64_t>>& ints,
+             const Shape& expected_shape) {
+            const bool is_float = py::isinstance<py::array_t<float>>(weight);
+            if (!is_float && !py::isinstance<py::array_t<int8_t>>(weight)) {
+              throw std::invalid_argument(op + " (" + source + "): weight must be an int8 or float32 array");
+            }
+            const py::array w_array = is_float ? py::array(FloatArray::ensure(weight)) : py::array(Int8Array::ensure(weight));
+            WeightView w;
+            w.data = is_float ? nullptr : static_cast<const int8_t*>(w_array.data());
+            w.shape = shape_of(w_array);
+            if (!is_float) w.q = make_qparams(weight_scale, weight_zero_point, weight_axis);
+            if (bias && bias->size() != (w.shape.empty() ? 0 : w.shape[0])) {
+              throw std::invalid_argument(op + " (" + source + "): bias has " + std::to_string(bias->size()) +
+                                          " values for " + shape_str(w.shape) + " weight");
+            }
+            return add_float_layer_node(g, op, x, source, name, w,
+                                        is_float ? static_cast<const float*>(w_array.data()) : nullptr,
+                                        bias ? bias->data() : nullptr, ints, expected_shape);
+          },
+          py::arg("op"), py::arg("x"), py::arg("source"), py::arg("name"), py::arg("weight"), py::arg("weight_scale"),
+          py::arg("weight_zero_point"), py::arg("weight_axis"), py::arg("bias"), py::arg("ints"),
+          py::arg("expected_shape") = Shape{},
+          "A float_conv2d / float_linear node: int8 weight with its qparams (or float32 weight, qparams ignored), float32 bias, float32 output.")
       .def("mark_output", &Graph::mark_output, py::arg("value"))
       .def("script", &emit_tvmscript, py::arg("func_name") = "main", "The module as Relax TVMScript text.")
       .def("exported_params",

@@ -20,7 +20,8 @@ enum class OpKind {
   QParamPreserving,  // the output moves or selects input values: the input's dtype and qparams
   Quantize,          // float32 in, quantized out
   Dequantize,        // quantized in, float32 out
-  Float,             // float32 in and out (dynamic quantization quantizes inside the op)
+  Float,             // float32 in, float32 out: a part the quantizer left in float, or a dynamic
+                     // quantized op (it quantizes its input inside)
 };
 
 struct OpDef {
@@ -55,5 +56,6 @@ std::vector<OpDef> shape_ops();        // shape.cpp
 std::vector<OpDef> norm_ops();         // norm.cpp
 std::vector<OpDef> dynamic_ops();      // dynamic.cpp
 std::vector<OpDef> softmax_ops();      // softmax.cpp
+std::vector<OpDef> float_ops();        // float_ops.cpp
 
 }  // namespace qnnpy

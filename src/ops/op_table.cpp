@@ -29,7 +29,7 @@ void check_output_qparams(const Checker& c, const Value& out) {
 std::vector<OpDef> assemble() {
   std::vector<OpDef> all;
   for (auto family : {quantize_ops, conv_ops, elementwise_ops, pool_ops, shape_ops, norm_ops, dynamic_ops,
-                      softmax_ops}) {
+                      softmax_ops, float_ops}) {
     for (const OpDef& op : family()) all.push_back(op);
   }
   return all;
@@ -91,8 +91,13 @@ Shape check_by_kind(const OpDef& op, const Checker& c, const Value& out) {
       check_output_qparams(c, out);
       return op.infer(c, out);
     case OpKind::Dequantize:
-    case OpKind::Float:
       if (out.dtype != DType::Float32) c.fail("output must be float32");
+      return op.infer(c, out);
+    case OpKind::Float:
+      if (out.dtype != DType::Float32 || !out.q.empty()) c.fail("output must be float32 without qparams");
+      for (size_t i = 0; i < n.inputs.size(); ++i) {
+        if (c.in(i).dtype != DType::Float32) c.fail("input " + std::to_string(i) + " must be float32 (dequantize it first)");
+      }
       return op.infer(c, out);
     case OpKind::QParamPreserving: {
       Shape shape = op.infer(c, out);

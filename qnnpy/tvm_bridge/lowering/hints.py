@@ -28,6 +28,10 @@ class ModuleHints:
         self.graph = module.graph
         self._node = {n["output"]: (i, n) for i, n in enumerate(module.nodes())}
 
+    def float_ops(self) -> list[tuple[str, str]]:
+        """(value name, op) of each float op: what the model's quantizer left in float (PT2E float islands)."""
+        return [(n["output"], n["op"]) for _, n in self._node.values() if _core.op_info(n["op"])["kind"] == "float"]
+
     def node(self, name: str) -> tuple[int, dict[str, Any]] | None:
         """(index, node info) of the node computing value ``name``."""
         return self._node.get(name)

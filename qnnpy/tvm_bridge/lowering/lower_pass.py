@@ -77,7 +77,7 @@ def lower_integer(mod: Any, profile: str = "int32_bias", *, params: dict[str, np
         hints = ModuleHints(hints.module, profile)
     func = mod[func_name]
     ctx = Context(profile, dict(params or {}), hints)
-    report = LoweringReport(profile)
+    report = LoweringReport(profile, float_ops=hints.float_ops() if hints is not None else [])
     bb = relax.BlockBuilder()
     attrs = {k: v for k, v in func.attrs.items()} if func.attrs is not None else None
     with bb.function(func_name, list(func.params), attrs=attrs, pure=True):

@@ -1,0 +1,196 @@
+// Float ops: the parts of a model its quantizer left in float (PT2E's float islands
+// between a dequantize and the next quantize, a float head). Inputs and output are
+// float32 without qparams; float_conv2d / float_linear keep their weight as the PT2E graph
+// holds it: int8 with its qparams (dequantized by the op as PyTorch's dequantize_per_channel
+// does), or float32 when the quantizer left the layer unannotated; the bias is float32
+// (param "bias_float"). They are emitted as float
+// Relax ops and run in float32 by the runtime (src/runtime/ops/float_*.cpp).
+#include <algorithm>
+#include <string>
+
+#include "emit/emitter.h"
+#include "ops/op_def.h"
+#include "runtime/ops/float_runners.h"
+
+namespace qnnpy {
+namespace {
+
+const Param& float_weight(const Checker& c, size_t rank) {
+  const Param& w = c.g.node_param(c.n, "weight");
+  if ((w.dtype != DType::Int8 && w.dtype != DType::Float32) || w.shape.size() != rank) {
+    c.fail("weight must be int8 or float32 of rank " + std::to_string(rank) + ", got " + dtype_name(w.dtype) + " " +
+           shape_str(w.shape));
+  }
+  const size_t scales = w.dtype == DType::Float32 ? 0 : w.q.per_channel() ? static_cast<size_t>(w.shape[0]) : 1;
+  if ((w.q.per_channel() && w.q.axis != 0) || w.q.scale.size() != scales || w.q.zero_point.size() != scales) {
+    c.fail("an int8 weight must be quantized per tensor or per output channel (axis 0); a float32 one not at all");
+  }
+  if (c.n.has_param("bias_float")) {
+    const Param& b = c.g.node_param(c.n, "bias_float");
+    if (b.dtype != DType::Float32 || b.shape != Shape{w.shape[0]}) {
+      c.fail("bias_float must be float32 " + shape_str({w.shape[0]}) + ", got " + shape_str(b.shape));
+    }
+  }
+  return w;
+}
+
+Shape float_conv2d_rule(const Checker& c, const Value&) {
+  c.inputs(1);
+  const Value& x = c.in(0);
+  c.rank(x, 4);
+  const Param& w = float_weight(c, 4);
+  auto stride = c.pair("stride"), padding = c.pair("padding"), dilation = c.pair("dilation");
+  c.positive(stride, "stride");
+  c.positive(dilation, "dilation");
+  const int64_t groups = c.n.int_attr("groups");
+  if (groups < 1 || x.shape[1] % groups || w.shape[0] % groups || w.shape[1] * groups != x.shape[1]) {
+    c.fail("weight " + shape_str(w.shape) + " does not fit input " + shape_str(x.shape) + " with groups=" + std::to_string(groups));
+  }
+  Shape out{x.shape[0], w.shape[0], 0, 0};
+  for (int i = 0; i < 2; ++i) {
+    out[2 + i] = window_output_size(x.shape[2 + i], w.shape[2 + i], stride[i], padding[i], dilation[i], false);
+    if (out[2 + i] < 1) c.fail("kernel larger than padded input " + shape_str(x.shape));
+  }
+  return out;
+}
+
+Shape float_linear_rule(const Checker& c, const Value&) {
+  c.inputs(1);
+  const Value& x = c.in(0);
+  const Param& w = float_weight(c, 2);
+  if (x.shape.empty() || x.shape.back() != w.shape[1]) {
+    c.fail("input " + shape_str(x.shape) + " does not end in the weight's " + std::to_string(w.shape[1]) + " features");
+  }
+  Shape out = x.shape;
+  out.back() = w.shape[0];
+  return out;
+}
+
+// NumPy broadcasting of the two input shapes (PyTorch's rule for binary ops).
+Shape float_binary_rule(const Checker& c, const Value&) {
+  c.inputs(2);
+  const Shape &a = c.in(0).shape, &b = c.in(1).shape;
+  Shape out(std::max(a.size(), b.size()), 1);
+  for (size_t i = 0; i < out.size(); ++i) {
+    const int64_t da = i < out.size() - a.size() ? 1 : a[i - (out.size() - a.size())];
+    const int64_t db = i < out.size() - b.size() ? 1 : b[i - (out.size() - b.size())];
+    if (da != db && da != 1 && db != 1) c.fail("shapes " + shape_str(a) + " and " + shape_str(b) + " do not broadcast");
+    out[i] = da == 1 ? db : da;
+  }
+  return out;
+}
+
+Shape float_unary_rule(const Checker& c, const Value&) {
+  c.inputs(1);
+  return c.in(0).shape;
+}
+
+Shape float_clamp_rule(const Checker& c, const Value& out) {
+  if (!(c.n.float_attr("min") <= c.n.float_attr("max"))) c.fail("min must not exceed max");
+  return float_unary_rule(c, out);
+}
+
+Shape float_adaptive_avg_pool2d_rule(const Checker& c, const Value&) {
+  c.inputs(1);
+  c.rank(c.in(0), 4);
+  const auto size = c.pair("output_size");
+  c.positive(size, "output_size");
+  return {c.in(0).shape[0], c.in(0).shape[1], size[0], size[1]};
+}
+
+Shape float_reshape_rule(const Checker& c, const Value&) {
+  c.inputs(1);
+  const auto& shape = c.n.ints_attr("shape");
+  const Shape out(shape.begin(), shape.end());
+  if (num_elements(out) != num_elements(c.in(0).shape)) {
+    c.fail("cannot reshape " + shape_str(c.in(0).shape) + " to " + shape_str(out));
+  }
+  return out;
+}
+
+// --- emission: float Relax ops on the float inputs -------------------------------
+
+const std::string& in_name(Emitter& e, const Node& n, size_t i) { return e.graph().value(n.inputs.at(i)).name; }
+
+// The float bias, a float32 function parameter, added along axis 1 of a rank-`rank` result.
+std::string add_float_bias(Emitter& e, const Node& n, std::string y, int rank) {
+  if (!n.has_param("bias_float")) return y;
+  const Param& b = e.graph().node_param(n, "bias_float");
+  std::string bias = b.name;
+  if (rank == 4) {
+    bias = e.emit(e.out_name(n) + "_bias_nchw", "R.reshape(" + bias + ", R.shape([1, " + std::to_string(b.shape[0]) + ", 1, 1]))");
+  }
+  return e.emit(e.out_name(n) + "_biased", "R.add(" + y + ", " + bias + ")");
+}
+
+// The float weight: the float32 param itself, or the int8 one dequantized.
+std::string float_weight(Emitter& e, const Node& n) {
+  const Param& w = e.graph().node_param(n, "weight");
+  return w.dtype == DType::Float32 ? w.name : e.param(w, e.out_name(n) + "_w");
+}
+
+void float_conv2d_emit(Emitter& e, const Node& n) {
+  const std::string w = float_weight(e, n);
+  const std::string y = e.emit(e.out_name(n) + "_conv",
+                               "R.nn.conv2d(" + in_name(e, n, 0) + ", " + w + ", strides=" + int_list(n.ints_attr("stride")) +
+                                   ", padding=" + padding4(n.ints_attr("padding")) + ", dilation=" +
+                                   int_list(n.ints_attr("dilation")) + ", groups=" + std::to_string(n.int_attr("groups")) + ")");
+  e.line(e.out_name(n), add_float_bias(e, n, y, 4));
+}
+
+void float_linear_emit(Emitter& e, const Node& n) {
+  const std::string w = float_weight(e, n);
+  const std::string y = e.emit(e.out_name(n) + "_mm", "R.matmul(" + in_name(e, n, 0) + ", R.permute_dims(" + w + "))");
+  e.line(e.out_name(n), add_float_bias(e, n, y, 0));
+}
+
+void float_add_emit(Emitter& e, const Node& n) { e.line(e.out_name(n), "R.add(" + in_name(e, n, 0) + ", " + in_name(e, n, 1) + ")"); }
+void float_mul_emit(Emitter& e, const Node& n) {
+  e.line(e.out_name(n), "R.multiply(" + in_name(e, n, 0) + ", " + in_name(e, n, 1) + ")");
+}
+void float_relu_emit(Emitter& e, const Node& n) { e.line(e.out_name(n), "R.nn.relu(" + in_name(e, n, 0) + ")"); }
+
+void float_clamp_emit(Emitter& e, const Node& n) {
+  e.line(e.out_name(n), "R.clip(" + in_name(e, n, 0) + ", " + float_literal(n.float_attr("min")) + ", " +
+                            float_literal(n.float_attr("max")) + ")");
+}
+
+// hardsigmoid(x) = relu6(x + 3) / 6 and hardswish(x) = x * relu6(x + 3) / 6, as PyTorch defines them.
+std::string relu6_plus_3(const std::string& x) { return "R.clip(R.add(" + x + ", " + float_const(3.0f) + "), 0.0, 6.0)"; }
+
+void float_hardsigmoid_emit(Emitter& e, const Node& n) {
+  e.line(e.out_name(n), "R.divide(" + relu6_plus_3(in_name(e, n, 0)) + ", " + float_const(6.0f) + ")");
+}
+
+void float_hardswish_emit(Emitter& e, const Node& n) {
+  const std::string& x = in_name(e, n, 0);
+  e.line(e.out_name(n), "R.divide(R.multiply(" + x + ", " + relu6_plus_3(x) + "), " + float_const(6.0f) + ")");
+}
+
+void float_adaptive_avg_pool2d_emit(Emitter& e, const Node& n) {
+  e.line(e.out_name(n), "R.nn.adaptive_avg_pool2d(" + in_name(e, n, 0) + ", output_size=" + int_list(n.ints_attr("output_size")) + ")");
+}
+
+void float_reshape_emit(Emitter& e, const Node& n) {
+  e.line(e.out_name(n), "R.reshape(" + in_name(e, n, 0) + ", R.shape(" + int_list(n.ints_attr("shape")) + "))");
+}
+
+}  // namespace
+
+std::vector<OpDef> float_ops() {
+  return {
+      {"float_conv2d", OpKind::Float, float_conv2d_rule, float_conv2d_emit, prepared_runner<FloatConv2d>},
+      {"float_linear", OpKind::Float, float_linear_rule, float_linear_emit, prepared_runner<FloatLinear>},
+      {"float_add", OpKind::Float, float_binary_rule, float_add_emit, function_runner<run_float_add>},
+      {"float_mul", OpKind::Float, float_binary_rule, float_mul_emit, function_runner<run_float_mul>},
+      {"float_relu", OpKind::Float, float_unary_rule, float_relu_emit, function_runner<run_float_relu>},
+      {"float_clamp", OpKind::Float, float_clamp_rule, float_clamp_emit, function_runner<run_float_clamp>},
+      {"float_hardsigmoid", OpKind::Float, float_unary_rule, float_hardsigmoid_emit, function_runner<run_float_hardsigmoid>},
+      {"float_hardswish", OpKind::Float, float_unary_rule, float_hardswish_emit, function_runner<run_float_hardswish>},
+      {"float_adaptive_avg_pool2d", OpKind::Float, float_adaptive_avg_pool2d_rule, float_adaptive_avg_pool2d_emit,
+       function_runner<run_float_adaptive_avg_pool2d>},
+      {"float_reshape", OpKind::Float, float_reshape_rule, float_reshape_emit, function_runner<run_float_reshape>},
+  };
+}
+
+}  // namespace qnnpy

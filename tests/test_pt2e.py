@@ -1,0 +1,212 @@
+"""PT2E models (torch.export + torchao's prepare_pt2e / convert_pt2e): conversion, weights, float
+islands, numerics against PyTorch's run of the converted GraphModule, files and errors.
+
+PT2E defines its numerics as float dequantize -> float op -> quantize; the integer runtime
+computes the same islands exactly in integers and rounds once, so single values next to a
+rounding boundary land one step apart. One op alone must agree to within one step on nearly
+every value; a deep network compounds those steps (a one-step input difference moves some
+outputs of the next layer), which the whole-model tests bound more loosely and report.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from torch import nn
+
+import qnnpy
+from qnnpy import _core, cli
+from qnnpy.errors import ConversionError
+from pt2e_models import INPUT, float_model, inputs, pt2e, quantizer
+from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
+
+MODELS = ["resnet18", "mobilenet_v2", "mobilenet_v3_small"]
+PROFILES = ("int32_bias", "fbgemm")
+FLOAT_OPS = {op for op in _core.op_names() if _core.op_info(op)["kind"] == "float"}
+
+
+def _int8_constants(gm: torch.fx.GraphModule) -> set[bytes]:
+    """The bytes of every int8 tensor the PT2E graph holds or computes from constants (folded or not)."""
+    found = set()
+    for name, t in list(gm.named_buffers()) + list(gm.named_parameters()) + \
+            [(k, v) for k, v in vars(gm).items() if isinstance(v, torch.Tensor)]:
+        if t.dtype == torch.int8:
+            found.add(t.contiguous().numpy().tobytes())
+    for node in gm.graph.nodes:  # fold_quantize=False: quantize_per_channel of the float weight
+        if node.target == torch.ops.quantized_decomposed.quantize_per_channel.default:
+            w, scales, zero_points = (getattr(gm, a.target) for a in node.args[:3])
+            found.add(torch.ops.quantized_decomposed.quantize_per_channel(w, scales, zero_points, *node.args[3:])
+                      .numpy().tobytes())
+    return found
+
+
+FAST = {("resnet18", "x86"), ("mobilenet_v2", "xnnpack")}  # the other four (~30 s each) are marked slow
+
+
+@pytest.mark.parametrize("name, kind", [
+    pytest.param(name, kind, marks=() if (name, kind) in FAST else pytest.mark.slow)
+    for name in MODELS for kind in ("x86", "xnnpack")])
+def test_torchvision_models_convert_with_exact_weights_and_agree(name, kind):
+    gm = pt2e(name, kind)
+    xs = inputs(2)
+    module = qnnpy.from_torch(gm, (xs[0],))
+    weights = [arr for pname, arr in module.params.items() if arr.dtype == np.int8]
+    constants = _int8_constants(gm)
+    assert weights and all(w.tobytes() in constants for w in weights), "an int8 weight differs from the PT2E constant"
+    report = qnnpy.compare(gm, module, xs, profiles=PROFILES)
+    for profile in PROFILES:
+        first_conv = next(r for r in report.layers[profile] if r.op == "conv2d")
+        assert first_conv.fraction >= 0.999 and first_conv.max_lsb <= 1, (profile, first_conv)
+    # The float bias profile follows PT2E's float bias: deep layers drift by a few steps at most.
+    assert max(r.max_lsb for r in report.layers["fbgemm"]) <= 8, report.table()
+    with torch.no_grad():
+        ref = gm(xs[1]).numpy()
+    out = module.run(xs[1].numpy(), profile="fbgemm").dequantized
+    assert out.shape == ref.shape
+    assert np.abs(out - ref).max() <= 0.05 * np.abs(ref).max()
+
+
+def test_fold_quantize_false_gives_the_same_module():
+    folded = qnnpy.from_torch(pt2e("float_ops", "x86", True), (inputs(1)[0],))
+    unfolded = qnnpy.from_torch(pt2e("float_ops", "x86", False), (inputs(1)[0],))
+    assert folded.script() == unfolded.script()
+    assert folded.params.keys() == unfolded.params.keys()
+    assert all(np.array_equal(folded.params[k], unfolded.params[k]) for k in folded.params)
+
+
+def test_float_islands_are_float_ops_in_summary_script_and_runtime():
+    gm = pt2e("float_ops", "x86")
+    x = inputs(1)[0]
+    module = qnnpy.from_torch(gm, (x,))
+    ops = [n["op"] for n in module.nodes()]
+    assert set(ops) >= FLOAT_OPS  # the model exercises every float op
+    summary = module.summary()
+    assert f"float ops: {sum(op in FLOAT_OPS for op in ops)}" in summary
+    script = module.script()
+    assert "R.nn.conv2d(" in script and "R.nn.adaptive_avg_pool2d(" in script
+    with torch.no_grad():
+        ref = gm(x).numpy()
+    result = module.run(x.numpy(), profile="fbgemm")
+    assert result.quantized is None  # a float head has no integer output
+    np.testing.assert_allclose(result.dequantized, ref, rtol=0, atol=1e-4 * np.abs(ref).max() + 1e-6)
+
+
+class _Single(nn.Module):
+    """One op between quantized tensors."""
+
+    def __init__(self, op: str):
+        super().__init__()
+        self.op = op
+        self.conv = nn.Conv2d(4, 6, 3, padding=1)
+        self.other = nn.Conv2d(4, 6, 1)
+        self.fc = nn.Linear(12 if op == "cat" else 6, 5)
+
+    def forward(self, x):
+        y = self.conv(x)
+        if self.op == "conv_relu":
+            y = torch.relu(y)
+        elif self.op == "add_relu":
+            y = torch.relu(y + self.other(x))
+        elif self.op == "pools":
+            y = nn.functional.adaptive_avg_pool2d(nn.functional.max_pool2d(y, 2), 1)
+        elif self.op == "hardtanh":
+            y = nn.functional.hardtanh(y, 0.0, 6.0)
+        elif self.op == "cat":
+            y = torch.cat([y, self.other(x)], 1)
+        return self.fc(torch.flatten(nn.functional.adaptive_avg_pool2d(y, 1), 1))
+
+
+@pytest.mark.parametrize("op", ["conv", "conv_relu", "add_relu", "pools", "hardtanh", "cat"])
+def test_one_island_agrees_within_one_step(op):
+    """Each quantized island alone (XNNPACK config: every op quantized, int8 activations): at most one
+    step apart under both profiles; at least 99.9% identical under the float-bias profile (fbgemm), which
+    adds PT2E's float bias as PT2E does, and 99% under int32_bias, which first rounds the bias to a
+    multiple of s_in * s_w (a layer with few inputs per output, like the 1x1 conv here, has a large
+    s_in * s_w / s_out, so that rounding flips more outputs)."""
+    torch.manual_seed(0)
+    model = _Single(op).eval()
+    x = torch.randn(1, 4, 16, 16)
+    prepared = prepare_pt2e(torch.export.export(model, (x,), strict=True).module(), quantizer("xnnpack"))
+    for _ in range(3):
+        prepared(torch.randn(1, 4, 16, 16))
+    gm = convert_pt2e(prepared)
+    module = qnnpy.from_torch(gm, (x,))
+    assert not any(n["op"] in FLOAT_OPS for n in module.nodes())
+    report = qnnpy.compare(gm, module, [x, torch.randn(1, 4, 16, 16)], profiles=PROFILES)
+    for profile, fraction in (("fbgemm", 0.999), ("int32_bias", 0.99)):
+        for layer in report.layers[profile]:
+            assert layer.fraction >= fraction and layer.max_lsb <= 1, (profile, layer)
+
+
+def test_exported_program_and_pt2_file(tmp_path):
+    gm = pt2e("float_ops", "x86")
+    x = inputs(1)[0]
+    program = torch.export.export(gm, (x,), strict=True)
+    direct = qnnpy.from_torch(gm, (x,))
+    from_program = qnnpy.from_torch(program, (x,))  # node names differ after the second export
+    assert [n["op"] for n in from_program.nodes()] == [n["op"] for n in direct.nodes()]
+    assert [a.tobytes() for a in from_program.params.values()] == [a.tobytes() for a in direct.params.values()]
+    torch.export.save(program, tmp_path / "model.pt2")
+    shape = ",".join(map(str, INPUT))
+    assert cli.main(["convert", str(tmp_path / "model.pt2"), "-o", str(tmp_path / "out"), "--input-shape", shape]) == 0
+    assert (tmp_path / "out" / "module.py").read_text().count("R.nn.conv2d(") == direct.script().count("R.nn.conv2d(")
+
+
+def test_dynamic_quantization_is_refused_with_every_node():
+    from torchao.testing.pt2e._xnnpack_quantizer import XNNPACKQuantizer, get_symmetric_quantization_config
+
+    model = nn.Sequential(nn.Linear(8, 8), nn.ReLU(), nn.Linear(8, 4)).eval()
+    x = torch.randn(2, 8)
+    q = XNNPACKQuantizer().set_global(get_symmetric_quantization_config(is_dynamic=True))
+    prepared = prepare_pt2e(torch.export.export(model, (x,), strict=True).module(), q)
+    prepared(x)
+    gm = convert_pt2e(prepared)
+    with pytest.raises(ConversionError) as e:
+        qnnpy.from_torch(gm, (x,))
+    listed = [line for line in str(e.value).splitlines() if "dynamic quantization" in line]
+    chosen = [n for n in gm.graph.nodes if "choose_qparams" in str(n.target)]
+    assert len(listed) == len(chosen) == 2
+
+
+def test_torchao_affine_ops_are_refused_with_their_node():
+    gm = pt2e("float_ops", "x86")
+    graph = torch.fx.Graph()
+    x = graph.placeholder("x")
+    affine = graph.call_function(torch.ops.torchao.quantize_affine.default, (x, [1, 1, 1, 1], torch.tensor(0.1), None,
+                                                                             torch.int8))
+    graph.output(graph.call_function(torch.ops.quantized_decomposed.dequantize_per_tensor.default,
+                                     (affine, 0.1, 0, -128, 127, torch.int8)))
+    bad = torch.fx.GraphModule(gm, graph)
+    with pytest.raises(ConversionError, match=r"quantize_affine.* \(torchao affine / low-bit / float8 op\)"):
+        qnnpy.from_torch(bad, (torch.randn(INPUT),))
+
+
+def test_symbolic_shapes_are_refused():
+    model = float_model("float_ops")
+    x = inputs(1)[0]
+    batch = torch.export.Dim("batch", min=2, max=8)
+    exported = torch.export.export(model, (x.expand(2, -1, -1, -1),), dynamic_shapes=({0: batch},), strict=True)
+    prepared = prepare_pt2e(exported.module(), quantizer("xnnpack"))
+    prepared(x.expand(2, -1, -1, -1))
+    with pytest.raises(ConversionError, match=r"input shape .* is symbolic"):
+        qnnpy.from_torch(convert_pt2e(prepared), (x,))
+
+
+def test_float_op_without_float_form_is_named():
+    gm = pt2e("float_ops", "x86")
+    graph = torch.fx.Graph()
+    x = graph.placeholder("x")
+    q = graph.call_function(torch.ops.quantized_decomposed.quantize_per_tensor.default, (x, 0.05, 128, 0, 255, torch.uint8))
+    dq = graph.call_function(torch.ops.quantized_decomposed.dequantize_per_tensor.default, (q, 0.05, 128, 0, 255, torch.uint8))
+    graph.output(graph.call_function(torch.ops.aten.max_pool2d.default, (dq, [2, 2])))
+    with pytest.raises(ConversionError, match=r"max_pool2d.* computes in float here"):
+        qnnpy.from_torch(torch.fx.GraphModule(gm, graph), (torch.randn(INPUT),))
+
+
+def test_saved_module_with_float_ops_loads_and_runs_the_same(tmp_path):
+    gm = pt2e("float_ops", "x86")
+    x = inputs(1)[0]
+    module = qnnpy.from_torch(gm, (x,))
+    loaded = qnnpy.load(module.save(tmp_path / "saved"))
+    assert loaded.script() == module.script()
+    np.testing.assert_array_equal(loaded.run(x.numpy()).dequantized, module.run(x.numpy()).dequantized)
