@@ -95,7 +95,7 @@ Shape check_by_kind(const OpDef& op, const Checker& c, const Value& out) {
       return op.infer(c, out);
     case OpKind::Float:
       if (out.dtype != DType::Float32 || !out.q.empty()) c.fail("output must be float32 without qparams");
-      for (size_t i = 0; i < n.inputs.size(); ++i) {
+      for (size_t i = 0; i < c.n.inputs.size(); ++i) {
         if (c.in(i).dtype != DType::Float32) c.fail("input " + std::to_string(i) + " must be float32 (dequantize it first)");
       }
       return op.infer(c, out);
