@@ -37,14 +37,20 @@ exit codes:
      or another failure while converting or running
   {EXIT_USAGE}  usage error: unknown option, bad --input-shape, ...
   {EXIT_MISMATCH}  compare: the integer runtime differs from PyTorch (see compare --help)
-  {EXIT_INPUT_FILE}  input file problem: missing, unreadable, or not holding a model / saved module / array
+  {EXIT_INPUT_FILE}  input file problem: missing, unreadable, invalid, or not holding a model / saved module / array,
+     or a pickled model given without --trust-pickle
 Errors are printed to stderr as one line; add --debug for the traceback."""
 
 MODEL_FILE_HELP = (
     "quantized PyTorch model: TorchScript (torch.jit.save) or a whole module saved with torch.save(model, path) "
-    "(unpickled with weights_only=False, so it runs code from the file: use trusted files only, and the "
-    "model's classes must be importable). The kind is read from the file's contents. torch.export (.pt2) "
-    f"archives are not supported yet (exit {EXIT_CONVERSION})."
+    "(read only with --trust-pickle, see there; the model's classes must be importable). The kind is read from "
+    f"the file's contents. torch.export (.pt2) archives are not supported yet (exit {EXIT_CONVERSION})."
+)
+TRUST_PICKLE_HELP = (
+    "read a model saved with torch.save(model, path) by fully unpickling it (torch.load with weights_only=False). "
+    "Unpickling runs whatever code the file names (a pickle can call any Python function), so give this flag only "
+    "for files you trust. Without it such files are refused (exit "
+    f"{EXIT_INPUT_FILE}); TorchScript files never need it"
 )
 SEED = 0
 
@@ -105,12 +111,13 @@ def read_inputs(path: Path, shape: tuple[int, ...]) -> list[torch.Tensor]:
 
 
 def load_saved_module(directory: Path) -> QDQModule:
+    """The module saved in ``directory``; any failure to read or validate it is an input file problem."""
     try:
         return QDQModule.load(directory)
     except FileNotFoundError as e:
         raise InputFileError(str(e)) from e
-    except (OSError, ValueError, RuntimeError) as e:
-        raise InputFileError(f"cannot read the module saved in {directory}: {e}") from e
+    except Exception as e:  # the graph file's validation names the node; QDQModule.load names the file
+        raise InputFileError(f"cannot read the module saved in {directory}: {type(e).__name__}: {e}") from e
 
 
 def convert_model(model: torch.nn.Module, inputs: Sequence[torch.Tensor]) -> QDQModule:
@@ -129,7 +136,7 @@ def run_convert(args: argparse.Namespace) -> int:
     """qnnpy convert MODEL_FILE -o OUT_DIR --input-shape ..."""
     progress(f"loading {args.model_file}")
     torch.backends.quantized.engine = "fbgemm"  # packs the weights the way from_torch reads them
-    loaded = load_model_file(args.model_file)
+    loaded = load_model_file(args.model_file, trust_pickle=args.trust_pickle)
     progress(f"  {loaded.kind} {type(loaded.model).__name__}; converting with example inputs "
              + ", ".join(str(s) for s in args.input_shape))
     inputs = [generated_inputs(shape, 1, SEED + i)[0] for i, shape in enumerate(args.input_shape)]
@@ -195,7 +202,7 @@ def run_compare(args: argparse.Namespace) -> int:
     use_tvm = _use_tvm(args.tvm)
     progress(f"loading {args.model_file}")
     torch.backends.quantized.engine = "fbgemm"  # the engine from_torch reads the packed weights under
-    model = load_model_file(args.model_file).model
+    model = load_model_file(args.model_file, trust_pickle=args.trust_pickle).model
     module = _linked_module(model, saved, inputs[0])
     progress(f"running PyTorch ({args.engine} engine) and the integer runtime on {len(inputs)} input(s) of shape {shape}")
     with engine_copy(model, args.engine) as engine_model:
@@ -225,7 +232,7 @@ def run_build(args: argparse.Namespace) -> int:
             raise CliError(EXIT_USAGE, "--input-shape is required when MODEL is a model file (not a saved module folder)")
         progress(f"loading {args.model}")
         torch.backends.quantized.engine = "fbgemm"
-        loaded = load_model_file(args.model)
+        loaded = load_model_file(args.model, trust_pickle=args.trust_pickle)
         inputs = [generated_inputs(shape, 1, SEED + i)[0] for i, shape in enumerate(args.input_shape)]
         module = convert_model(loaded.model, inputs)
     progress(f"compiling {len(module.nodes())} ops in the {args.form} form, profile {args.profile}, target {args.target}")
@@ -256,6 +263,7 @@ def add_build_command(commands: argparse._SubParsersAction, common: argparse.Arg
     )
     build.add_argument("model", metavar="MODEL_DIR_OR_FILE", type=Path,
                        help="folder written by qnnpy convert, or a model file (" + MODEL_FILE_HELP + ")")
+    build.add_argument("--trust-pickle", action="store_true", help=TRUST_PICKLE_HELP)
     build.add_argument("-o", "--output", metavar="LIB.so", type=Path, required=True, help="shared library to write")
     build.add_argument("--input-shape", metavar="SHAPE", type=parse_shape, action="append",
                        help="with a model file: shape of one float input, e.g. 1,3,224,224; once per input")
@@ -299,6 +307,7 @@ def build_parser() -> argparse.ArgumentParser:
                                 "and graph.qnnpy to OUT_DIR. Progress goes to stderr."),
     )
     convert.add_argument("model_file", metavar="MODEL_FILE", type=Path, help=MODEL_FILE_HELP)
+    convert.add_argument("--trust-pickle", action="store_true", help=TRUST_PICKLE_HELP)
     convert.add_argument("-o", "--output", metavar="OUT_DIR", type=Path, required=True,
                          help="folder to write the module to (created if missing)")
     convert.add_argument("--input-shape", metavar="SHAPE", type=parse_shape, action="append", required=True,
@@ -330,6 +339,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     comp.add_argument("model_file", metavar="MODEL_FILE", type=Path, help=MODEL_FILE_HELP)
     comp.add_argument("module_dir", metavar="OUT_DIR", type=Path, help="folder written by qnnpy convert")
+    comp.add_argument("--trust-pickle", action="store_true", help=TRUST_PICKLE_HELP)
     comp.add_argument("--inputs", metavar="FILE.npy", type=Path,
                       help="float inputs: one array shaped like the module's input, or N of them stacked as "
                            "(N, *input shape). Default: generated, see --num-inputs")

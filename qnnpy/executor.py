@@ -16,12 +16,41 @@ from qnnpy.profiles import check_profile
 
 
 @dataclass
+class RunOutput:
+    """One output of a run: its integer values (in the integer dtype of the graph, uint8 or int8) and their dequantized values."""
+
+    quantized: np.ndarray
+    dequantized: np.ndarray
+
+
+@dataclass
 class RunResult:
-    """Output of one run: the integer output, its dequantized values, and (with capture) every tensor."""
+    """Output of one run: the first output's integer and dequantized values, every output, and (with capture) every tensor.
+
+    ``quantized`` and ``dequantized`` are ``outputs[0]``'s; ``outputs`` holds every
+    output of the graph in order.
+    """
 
     quantized: np.ndarray
     dequantized: np.ndarray
     intermediates: dict[str, np.ndarray] = field(default_factory=dict)
+    outputs: list[RunOutput] = field(default_factory=list)
+
+
+def output_integer_dtypes(graph: _core.Graph) -> list[np.dtype]:
+    """The integer dtype of each output: its own, or for a float output the dtype of the tensor it was dequantized from."""
+    producer = {n["output"]: n for n in graph.nodes()}
+    by_name = {v["name"]: v for v in graph.values()}
+    dtypes = []
+    for value_id in graph.outputs:
+        info = graph.value(value_id)
+        node = producer.get(info["name"])
+        if info["dtype"] == "float32" and node is not None and node["op"] == "dequantize":
+            info = by_name[node["inputs"][0]]
+        if info["dtype"] == "float32":
+            raise ValueError(f"output '{info['name']}' is float32 and not dequantized from an integer tensor")
+        dtypes.append(np.dtype(info["dtype"]))
+    return dtypes
 
 
 class Executor:
@@ -29,12 +58,18 @@ class Executor:
 
     ``output_qparams`` are the (scale, zero_point) of each output, or of the integer
     tensor a float output was dequantized from (``QDQModule.output_qparams()``).
+    ``threads`` must be in [1, 256]. The graph is frozen: it can no longer be
+    extended (the executor keeps references into it). One executor runs one call at
+    a time; calls from several threads wait for each other.
     """
 
     def __init__(self, graph: _core.Graph, output_qparams: Sequence[tuple[float, int]],
                  profile: str = "int32_bias", isa: str | None = None, threads: int = 1):
-        self._executor = _core.Executor(graph, check_profile(profile), isa or "", threads)
         self._output_qparams = list(output_qparams)
+        self._output_dtypes = output_integer_dtypes(graph)
+        if len(self._output_qparams) != len(self._output_dtypes):
+            raise ValueError(f"{len(self._output_qparams)} output qparams given for {len(self._output_dtypes)} outputs")
+        self._executor = _core.Executor(graph, check_profile(profile), isa or "", threads)
 
     @property
     def profile(self) -> str:
@@ -45,16 +80,18 @@ class Executor:
         return self._executor.isa
 
     def run(self, *inputs: np.ndarray, capture: bool = False) -> RunResult:
-        """Run on float inputs shaped like the module's inputs (checked by the core); returns the first output."""
+        """Run on float inputs shaped like the module's inputs (checked by the core); returns every output."""
         arrays = [np.ascontiguousarray(np.asarray(x, dtype=np.float32)) for x in inputs]
         outputs, captured = self._executor.run(arrays, capture)
-        out = outputs[0]
-        scale, zero_point = self._output_qparams[0]
+        results = [self._integer_and_real(out, scale, zero_point, dtype)
+                   for out, (scale, zero_point), dtype in zip(outputs, self._output_qparams, self._output_dtypes)]
+        return RunResult(results[0].quantized, results[0].dequantized, dict(captured), results)
+
+    @staticmethod
+    def _integer_and_real(out: np.ndarray, scale: float, zero_point: int, dtype: np.dtype) -> RunOutput:
         if out.dtype == np.float32:
             # Exact: |q - zp| <= 255, so the float round trip cannot cross a rounding boundary.
-            quantized = (np.rint(out / np.float32(scale)) + zero_point).astype(np.int32)
-            dequantized = out
-        else:
-            quantized = out.astype(np.int32)
-            dequantized = (np.float32(scale) * (quantized - zero_point).astype(np.float32)).astype(np.float32)
-        return RunResult(quantized, dequantized, dict(captured))
+            quantized = (np.rint(out / np.float32(scale)) + zero_point).astype(dtype)
+            return RunOutput(quantized, out)
+        integers = out.astype(np.int32) - zero_point
+        return RunOutput(out.astype(dtype), (np.float32(scale) * integers.astype(np.float32)).astype(np.float32))

@@ -8,6 +8,8 @@ the records they hold; a file that is not a zip archive can still be a legacy
 from __future__ import annotations
 
 import os
+import pickle
+import re
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -87,8 +89,32 @@ def _complete_modules(module: torch.nn.Module) -> torch.nn.Module:
     return module
 
 
-def _load_pickled(path: Path) -> torch.nn.Module:
-    obj = torch.load(path, weights_only=False, map_location="cpu")
+def _refused_global(error: Exception) -> str:
+    """The "Unsupported global: GLOBAL x" part of torch's weights-only refusal, or the error's type."""
+    match = re.search(r"Unsupported global: GLOBAL (\S+)", str(error))
+    return f"it names {match.group(1)}" if match else type(error).__name__
+
+
+class UntrustedPickleError(InputFileError):
+    """A pickle that only a full unpickler (which runs code from the file) can read, refused without ``trust_pickle``."""
+
+
+def _load_pickled(path: Path, trust_pickle: bool) -> torch.nn.Module:
+    if trust_pickle:
+        obj = torch.load(path, weights_only=False, map_location="cpu")
+    else:
+        try:
+            obj = torch.load(path, weights_only=True, map_location="cpu")
+        except pickle.UnpicklingError as e:
+            if "Unsupported global" not in str(e):  # not a refusal of the allowlist: a damaged or foreign file
+                raise
+            raise UntrustedPickleError(
+                f"{path} is a pickle that needs Python classes or functions from outside torch's weights-only "
+                f"allowlist ({_refused_global(e)}). A whole module saved with torch.save is such a pickle, and reading one "
+                "runs code the file names: qnnpy refuses it unless told the file is trusted (--trust-pickle on the "
+                "command line, trust_pickle=True in the API). Safer: save the model as TorchScript "
+                "(torch.jit.save), which qnnpy reads without unpickling Python objects"
+            ) from e
     if isinstance(obj, dict):
         raise InputFileError(
             f"{path} holds a dict (a state_dict?), not a model: save the whole module with "
@@ -99,11 +125,16 @@ def _load_pickled(path: Path) -> torch.nn.Module:
     return _complete_modules(obj)
 
 
-def load_model_file(path: str | os.PathLike) -> LoadedModel:
+def load_model_file(path: str | os.PathLike, trust_pickle: bool = False) -> LoadedModel:
     """Read a quantized model saved with ``torch.jit.save`` or ``torch.save(model, path)``.
 
-    Pickled modules are unpickled with ``weights_only=False``: this runs code from the
-    file, so load only files you trust; the model's classes must be importable.
+    ``torch.save`` files are read with ``torch.load(weights_only=True)``, which runs
+    no code from the file and therefore cannot rebuild a whole module: such a file
+    raises :class:`UntrustedPickleError` unless ``trust_pickle=True``. With
+    ``trust_pickle=True`` the file is fully unpickled (``weights_only=False``): that
+    runs whatever code the file names, so pass it only for files you trust; the
+    model's classes must be importable. TorchScript archives are read by
+    ``torch.jit.load``, whose unpickler rebuilds only tensors and TorchScript objects.
     Conv and linear weights are packed for the current ``torch.backends.quantized.engine``.
 
     Raises :class:`InputFileError` for a missing or unreadable file and
@@ -125,7 +156,10 @@ def load_model_file(path: str | os.PathLike) -> LoadedModel:
             "converted by from_torch yet; save the quantized module with torch.save(model, path) or as TorchScript"
         )
     try:
-        model = torch.jit.load(str(path), map_location="cpu") if kind == TORCHSCRIPT else _load_pickled(path)
+        if kind == TORCHSCRIPT:
+            model = torch.jit.load(str(path), map_location="cpu")
+        else:
+            model = _load_pickled(path, trust_pickle)
     except InputFileError:
         raise
     except Exception as e:  # unpickling and TorchScript loading raise many types; all mean "cannot read"

@@ -84,11 +84,41 @@ class QDQModule:
 
     @classmethod
     def load(cls, directory: str | os.PathLike) -> "QDQModule":
-        """Reload a module written by :meth:`save`."""
+        """Reload a module written by :meth:`save`.
+
+        ``graph.qnnpy`` is read and every node validated (a file from another format
+        version is refused); ``params.npz`` must hold the same params, names, dtypes
+        and values (read without pickles). Raises ``FileNotFoundError`` for a missing
+        file and ``ValueError`` naming the file for bad contents.
+        """
         path = Path(directory) / _GRAPH_FILE
         if not path.is_file():
             raise FileNotFoundError(f"{path} not found: not a directory written by QDQModule.save")
-        return cls(_core.Graph.deserialize(path.read_bytes()))
+        try:
+            graph = _core.Graph.deserialize(path.read_bytes())
+        except (ValueError, IndexError, RuntimeError) as e:  # the core's invalid_argument, out_of_range, logic_error
+            raise ValueError(f"{path}: {e}") from e
+        module = cls(graph)
+        module._check_saved_params(Path(directory) / _PARAMS_FILE)
+        return module
+
+    def _check_saved_params(self, path: Path) -> None:
+        """Check that ``params.npz`` holds this module's params (it is written for TVM users; the graph file is read)."""
+        if not path.is_file():
+            raise FileNotFoundError(f"{path} not found: not a directory written by QDQModule.save")
+        try:
+            with np.load(path, allow_pickle=False) as saved:
+                arrays = {name: saved[name] for name in saved.files}
+        except (OSError, ValueError, EOFError) as e:
+            raise ValueError(f"{path}: cannot read: {e}") from e
+        expected = self.params
+        if list(arrays) != list(expected):
+            raise ValueError(f"{path}: holds params {sorted(arrays)}, the graph file {sorted(expected)}")
+        for name, a in expected.items():
+            b = arrays[name]
+            if b.dtype != a.dtype or b.shape != a.shape or not np.array_equal(a, b):
+                raise ValueError(f"{path}: param '{name}' differs from the graph file's ({b.dtype}{list(b.shape)} vs "
+                                 f"{a.dtype}{list(a.shape)}): the folder was edited; save the module again")
 
     def run(self, *inputs: np.ndarray, profile: str = "int32_bias", threads: int = 1, isa: str | None = None,
             capture: bool = False) -> RunResult:
@@ -97,8 +127,9 @@ class QDQModule:
         ``profile`` is ``"int32_bias"`` (the params' canonical meaning, equal to PyTorch's
         qnnpack engine) or ``"fbgemm"`` (equal to PyTorch's fbgemm engine). Returns the
         quantized output, its dequantized values and, with ``capture=True``, every
-        intermediate integer tensor by IR value name. Weights are packed once per
-        (profile, isa, threads) and reused.
+        intermediate integer tensor by IR value name; ``RunResult.outputs`` holds every
+        output. Weights are packed once per (profile, isa, threads) and reused; after
+        the first run the graph is frozen.
         """
         key = (profile, isa or _core.default_isa(), threads)
         if key not in self._executors:

@@ -40,7 +40,7 @@ def files(tmp_path_factory) -> dict[str, Path]:
     torch.jit.save(torch.jit.trace(model, torch.randn(SHAPE)), paths["scripted.pt"])
     torch.save(model.state_dict(), paths["state_dict.pt"])
     torch.save(nn.Sequential(nn.Conv2d(3, 4, 3), nn.ReLU()).eval(), paths["float.pt"])
-    assert cli.main(["convert", str(paths["model.pt"]), "-o", str(paths["out"]), "--input-shape", SHAPE_ARG]) == 0
+    assert cli.main(["convert", "--trust-pickle", str(paths["model.pt"]), "-o", str(paths["out"]), "--input-shape", SHAPE_ARG]) == 0
     return paths
 
 
@@ -56,7 +56,7 @@ def test_help_documents_the_exit_codes():
 
 def test_convert_then_inspect_then_compare_in_a_subprocess(files, tmp_path):
     out = tmp_path / "module"
-    converted = run_qnnpy("convert", files["model.pt"], "-o", out, "--input-shape", SHAPE_ARG)
+    converted = run_qnnpy("convert", "--trust-pickle", files["model.pt"], "-o", out, "--input-shape", SHAPE_ARG)
     assert converted.returncode == 0, converted.stderr
     assert {p.name for p in out.iterdir()} == {"module.py", "params.npz", "graph.qnnpy"}
     assert "loading" in converted.stderr and "saving" in converted.stderr
@@ -67,7 +67,7 @@ def test_convert_then_inspect_then_compare_in_a_subprocess(files, tmp_path):
     assert inspected.stdout.strip() == qnnpy.load(out).summary()
     assert "conv2d x1" in inspected.stdout and "linear x1" in inspected.stdout
 
-    compared = run_qnnpy("compare", files["model.pt"], out, "--no-tvm", "--num-inputs", "2")
+    compared = run_qnnpy("compare", "--trust-pickle", files["model.pt"], out, "--no-tvm", "--num-inputs", "2")
     assert compared.returncode == 0, compared.stderr
     assert "2 input(s)" in compared.stdout
     assert "runtime profile fbgemm vs PyTorch fbgemm: 7/7 layers bit-identical" in compared.stdout
@@ -84,22 +84,22 @@ def test_error_exit_code_and_one_line_message_in_a_subprocess(tmp_path):
 # --- in-process, through cli.main ------------------------------------------------
 
 def test_convert_writes_the_same_module_as_from_torch(files, tmp_path):
-    assert cli.main(["convert", str(files["model.pt"]), "-o", str(tmp_path), "--input-shape", SHAPE_ARG]) == 0
-    direct = qnnpy.from_torch(qnnpy.model_files.load_model_file(files["model.pt"]).model, (torch.randn(SHAPE),))
+    assert cli.main(["convert", "--trust-pickle", str(files["model.pt"]), "-o", str(tmp_path), "--input-shape", SHAPE_ARG]) == 0
+    direct = qnnpy.from_torch(qnnpy.model_files.load_model_file(files["model.pt"], trust_pickle=True).model, (torch.randn(SHAPE),))
     assert qnnpy.load(tmp_path).graph.serialize() == direct.graph.serialize()
 
 
 def test_pickled_quantized_convs_are_usable_after_loading(files):
     raw = torch.load(files["model.pt"], weights_only=False)
     assert "_modules" not in raw.body.conv.__dict__  # PyTorch's unpickling leaves quantized convs incomplete
-    model = qnnpy.model_files.load_model_file(files["model.pt"]).model
+    model = qnnpy.model_files.load_model_file(files["model.pt"], trust_pickle=True).model
     x = torch.randn(SHAPE)
     with torch.no_grad():
         assert torch.equal(model(x), torch.jit.load(files["scripted.pt"])(x))  # the same model, traced
 
 
 def test_convert_torchscript_file(files, tmp_path):
-    assert cli.main(["convert", str(files["scripted.pt"]), "-o", str(tmp_path), "--input-shape", SHAPE_ARG]) == 0
+    assert cli.main(["convert", "--trust-pickle", str(files["scripted.pt"]), "-o", str(tmp_path), "--input-shape", SHAPE_ARG]) == 0
 
 
 def test_file_kinds_are_read_from_the_contents(files, tmp_path):
@@ -115,14 +115,14 @@ def test_file_kinds_are_read_from_the_contents(files, tmp_path):
 def test_exported_program_is_reported_as_not_supported_yet(tmp_path, capsys):
     program = torch.export.export(nn.Sequential(nn.Conv2d(3, 4, 3)).eval(), (torch.randn(SHAPE),))
     torch.export.save(program, tmp_path / "model.pt2")
-    code = cli.main(["convert", str(tmp_path / "model.pt2"), "-o", str(tmp_path / "out"), "--input-shape", SHAPE_ARG])
+    code = cli.main(["convert", "--trust-pickle", str(tmp_path / "model.pt2"), "-o", str(tmp_path / "out"), "--input-shape", SHAPE_ARG])
     assert code == cli.EXIT_CONVERSION
     assert "torch.export program (.pt2): not supported yet" in capsys.readouterr().err
     assert not (tmp_path / "out").exists()
 
 
 def test_float_model_exits_1_with_the_reason(files, tmp_path, capsys):
-    code = cli.main(["convert", str(files["float.pt"]), "-o", str(tmp_path / "out"), "--input-shape", SHAPE_ARG])
+    code = cli.main(["convert", "--trust-pickle", str(files["float.pt"]), "-o", str(tmp_path / "out"), "--input-shape", SHAPE_ARG])
     err = capsys.readouterr().err
     assert code == cli.EXIT_CONVERSION
     assert "qnnpy: error: Sequential computes no quantized tensor: it is a float model" in err
@@ -143,7 +143,7 @@ def test_unsupported_ops_are_listed_on_one_line(tmp_path, capsys, monkeypatch):
     monkeypatch.syspath_prepend(str(TESTS_DIR))  # the pickled class lives in this test module
     model, _ = quantized(WithGroupNorm(), SHAPE[1:])
     torch.save(model, tmp_path / "model.pt")
-    code = cli.main(["convert", str(tmp_path / "model.pt"), "-o", str(tmp_path / "out"), "--input-shape", SHAPE_ARG])
+    code = cli.main(["convert", "--trust-pickle", str(tmp_path / "model.pt"), "-o", str(tmp_path / "out"), "--input-shape", SHAPE_ARG])
     err = [line for line in capsys.readouterr().err.splitlines() if line.startswith("qnnpy: error:")]
     assert code == cli.EXIT_CONVERSION
     assert len(err) == 1
@@ -153,19 +153,19 @@ def test_unsupported_ops_are_listed_on_one_line(tmp_path, capsys, monkeypatch):
 
 @pytest.mark.parametrize("shape", ["2,x,12,12", "2,3,0,12", ""])
 def test_bad_shape_string_is_a_usage_error(files, tmp_path, shape, capsys):
-    code = cli.main(["convert", str(files["model.pt"]), "-o", str(tmp_path), "--input-shape", shape])
+    code = cli.main(["convert", "--trust-pickle", str(files["model.pt"]), "-o", str(tmp_path), "--input-shape", shape])
     assert code == cli.EXIT_USAGE
     assert "is not a shape" in capsys.readouterr().err
 
 
 def test_missing_arguments_are_usage_errors(files):
-    assert cli.main(["convert", str(files["model.pt"]), "--input-shape", SHAPE_ARG]) == cli.EXIT_USAGE  # no -o
-    assert cli.main(["compare", str(files["model.pt"])]) == cli.EXIT_USAGE
-    assert cli.main(["compare", str(files["model.pt"]), str(files["out"]), "--profile", "fast"]) == cli.EXIT_USAGE
+    assert cli.main(["convert", "--trust-pickle", str(files["model.pt"]), "--input-shape", SHAPE_ARG]) == cli.EXIT_USAGE  # no -o
+    assert cli.main(["compare", "--trust-pickle", str(files["model.pt"])]) == cli.EXIT_USAGE
+    assert cli.main(["compare", "--trust-pickle", str(files["model.pt"]), str(files["out"]), "--profile", "fast"]) == cli.EXIT_USAGE
 
 
 def test_wrong_input_shape_for_the_model_exits_1(files, tmp_path, capsys):
-    code = cli.main(["convert", str(files["model.pt"]), "-o", str(tmp_path), "--input-shape", "2,5,12,12"])
+    code = cli.main(["convert", "--trust-pickle", str(files["model.pt"]), "-o", str(tmp_path), "--input-shape", "2,5,12,12"])
     assert code == cli.EXIT_CONVERSION
     assert "running the model on the example inputs failed" in capsys.readouterr().err
 
@@ -175,7 +175,7 @@ def test_unusable_model_files_exit_4(files, tmp_path, name, capsys):
     path = files[name] if name in files else tmp_path / name
     if name == "garbage.pt":
         path.write_text("not a model")
-    code = cli.main(["convert", str(path), "-o", str(tmp_path / "out"), "--input-shape", SHAPE_ARG])
+    code = cli.main(["convert", "--trust-pickle", str(path), "-o", str(tmp_path / "out"), "--input-shape", SHAPE_ARG])
     assert code == cli.EXIT_INPUT_FILE
     assert capsys.readouterr().err.count("qnnpy: error:") == 1
 
@@ -186,7 +186,7 @@ def test_inspect_of_a_folder_without_a_module_exits_4(tmp_path, capsys):
 
 
 def test_compare_under_the_qnnpack_engine_matches_int32_bias(files, capsys):
-    code = cli.main(["compare", str(files["model.pt"]), str(files["out"]), "--engine", "qnnpack",
+    code = cli.main(["compare", "--trust-pickle", str(files["model.pt"]), str(files["out"]), "--engine", "qnnpack",
                      "--profile", "int32_bias", "--no-tvm"])
     out = capsys.readouterr().out
     assert code == cli.EXIT_OK, out
@@ -194,12 +194,12 @@ def test_compare_under_the_qnnpack_engine_matches_int32_bias(files, capsys):
 
 
 def test_compare_exits_3_when_the_profile_differs_from_the_engine(files, capsys):
-    model = qnnpy.model_files.load_model_file(files["model.pt"]).model
+    model = qnnpy.model_files.load_model_file(files["model.pt"], trust_pickle=True).model
     inputs = cli.generated_inputs(SHAPE, 4, cli.SEED)
     report = qnnpy.compare(model, qnnpy.from_torch(model, (inputs[0],)), inputs, profiles=["int32_bias"])
     first = report.first_divergence("int32_bias")
     assert first is not None, "int32_bias should differ from the fbgemm engine on this model and these inputs"
-    code = cli.main(["compare", str(files["model.pt"]), str(files["out"]), "--profile", "int32_bias", "--no-tvm"])
+    code = cli.main(["compare", "--trust-pickle", str(files["model.pt"]), str(files["out"]), "--profile", "int32_bias", "--no-tvm"])
     captured = capsys.readouterr()
     assert code == cli.EXIT_MISMATCH
     assert f"first diverging layer '{first.source}'" in captured.err
@@ -207,7 +207,7 @@ def test_compare_exits_3_when_the_profile_differs_from_the_engine(files, capsys)
 
 
 def test_compare_all_profiles_counts_only_the_engines_pair(files, capsys):
-    code = cli.main(["compare", str(files["model.pt"]), str(files["out"]), "--no-tvm"])
+    code = cli.main(["compare", "--trust-pickle", str(files["model.pt"]), str(files["out"]), "--no-tvm"])
     out = capsys.readouterr().out
     assert code == cli.EXIT_OK
     assert "int32_bias identical" in out and "fbgemm identical" in out
@@ -216,7 +216,7 @@ def test_compare_all_profiles_counts_only_the_engines_pair(files, capsys):
 def test_compare_reads_stacked_inputs_and_runs_tvm(files, tmp_path, capsys):
     inputs = np.random.default_rng(3).standard_normal((3, *SHAPE)).astype(np.float32)
     np.save(tmp_path / "inputs.npy", inputs)
-    code = cli.main(["compare", str(files["model.pt"]), str(files["out"]), "--inputs", str(tmp_path / "inputs.npy"),
+    code = cli.main(["compare", "--trust-pickle", str(files["model.pt"]), str(files["out"]), "--inputs", str(tmp_path / "inputs.npy"),
                      "--profile", "fbgemm", "--tvm"])
     out = capsys.readouterr().out
     assert code == cli.EXIT_OK
@@ -226,7 +226,7 @@ def test_compare_reads_stacked_inputs_and_runs_tvm(files, tmp_path, capsys):
 
 def test_compare_rejects_inputs_of_the_wrong_shape(files, tmp_path, capsys):
     np.save(tmp_path / "inputs.npy", np.zeros((3, 1, 3, 12, 12), np.float32))
-    code = cli.main(["compare", str(files["model.pt"]), str(files["out"]), "--inputs", str(tmp_path / "inputs.npy")])
+    code = cli.main(["compare", "--trust-pickle", str(files["model.pt"]), str(files["out"]), "--inputs", str(tmp_path / "inputs.npy")])
     assert code == cli.EXIT_INPUT_FILE
     assert "the module's input is (2, 3, 12, 12)" in capsys.readouterr().err
 
@@ -234,7 +234,7 @@ def test_compare_rejects_inputs_of_the_wrong_shape(files, tmp_path, capsys):
 def test_compare_refuses_a_module_converted_from_another_model(files, tmp_path, capsys):
     other, _ = quantized(Head(linear_relu=True), SHAPE[1:], seed=7)
     qnnpy.from_torch(other, (torch.randn(SHAPE),)).save(tmp_path)
-    code = cli.main(["compare", str(files["model.pt"]), str(tmp_path), "--no-tvm"])
+    code = cli.main(["compare", "--trust-pickle", str(files["model.pt"]), str(tmp_path), "--no-tvm"])
     assert code == cli.EXIT_MISMATCH
     assert "the saved module is not the conversion of this model" in capsys.readouterr().err
 

@@ -14,6 +14,7 @@ import collections
 import io
 import os
 import pickle
+import pickletools
 import re
 import sys
 import zipfile
@@ -89,12 +90,58 @@ class PickledObject:
         return f"PickledObject({self.class_name})"
 
 
-# The pure-Python unpickler: its memo is a dict, where the C one sizes an array by the largest
-# memo index a file names (a 500-byte data.pkl with LONG_BINPUT 10**9 asked for gigabytes).
-class _ArchiveUnpickler(pickle._Unpickler):
-    def __init__(self, archive: zipfile.ZipFile, prefix: str):
-        super().__init__(io.BytesIO(archive.read(f"{prefix}/data.pkl")))
+# The most bytes one archive may make the reader decompress (data.pkl and every storage record).
+DEFAULT_MAX_BYTES = 1 << 31
+
+
+class _RecordReader:
+    """Reads an archive's records by name, each at most once, refusing past ``max_bytes`` decompressed in total.
+
+    The sizes are the ones the zip directory declares; ``zipfile`` never returns more
+    than the declared size of a record.
+    """
+
+    def __init__(self, archive: zipfile.ZipFile, max_bytes: int):
         self.archive = archive
+        self.remaining = max_bytes
+        self.max_bytes = max_bytes
+        self.cache: dict[str, bytes] = {}
+
+    def read(self, name: str) -> bytes:
+        if name not in self.cache:
+            try:
+                size = self.archive.getinfo(name).file_size
+            except KeyError:
+                raise ConversionError(f"TorchScript archive has no record {name!r}") from None
+            if size > self.remaining:
+                raise ConversionError(f"TorchScript archive: record {name!r} ({size} bytes) exceeds the limit of "
+                                      f"{self.max_bytes} bytes read per archive")
+            self.remaining -= size
+            self.cache[name] = self.archive.read(name)
+        return self.cache[name]
+
+
+def _check_declared_lengths(data: bytes) -> None:
+    """Refuse a pickle whose opcodes declare more bytes than it holds, before unpickling allocates them.
+
+    ``pickletools.genops`` reads each opcode's argument without allocating its declared
+    length (a 500-byte data.pkl can declare a 20 GB BYTEARRAY8, which pickle allocates first).
+    """
+    try:
+        for _ in pickletools.genops(data):
+            pass
+    except ValueError as e:
+        raise ConversionError(f"TorchScript archive: data.pkl is malformed: {e}") from e
+
+
+# The pure-Python unpickler: its memo is a dict, where the C one sizes an array by the largest
+# memo index a file names (a 1.4 kB archive with LONG_BINPUT 10**9 asked for gigabytes).
+class _ArchiveUnpickler(pickle._Unpickler):
+    def __init__(self, records: _RecordReader, prefix: str):
+        data = records.read(f"{prefix}/data.pkl")
+        _check_declared_lengths(data)
+        super().__init__(io.BytesIO(data))
+        self.records = records
         self.prefix = prefix
         self.classes: dict[str, type] = {}
 
@@ -111,10 +158,12 @@ class _ArchiveUnpickler(pickle._Unpickler):
         raise ConversionError(f"TorchScript archive refers to {module}.{name}, which qnnpy does not load")
 
     def persistent_load(self, pid: Any) -> _Storage:
-        kind, dtype, key, _location, _numel = pid
-        if kind != "storage":
-            raise ConversionError(f"TorchScript archive: unknown persistent id {kind!r}")
-        return _Storage(dtype, self.archive.read(f"{self.prefix}/data/{key}"))
+        if not isinstance(pid, tuple) or len(pid) != 5 or pid[0] != "storage":
+            raise ConversionError(f"TorchScript archive: unknown persistent id {pid!r:.80}")
+        _kind, dtype, key, _location, _numel = pid
+        if not isinstance(key, str) or not re.fullmatch(r"[A-Za-z0-9_]+", key):
+            raise ConversionError(f"TorchScript archive: bad storage key {key!r:.80}")
+        return _Storage(dtype, self.records.read(f"{self.prefix}/data/{key}"))
 
 
 def _archive_prefix(archive: zipfile.ZipFile) -> str:
@@ -124,34 +173,32 @@ def _archive_prefix(archive: zipfile.ZipFile) -> str:
     return roots[0]
 
 
-def _read_root(path: str | os.PathLike | IO[bytes]) -> Any:
-    with zipfile.ZipFile(path) as archive:
-        prefix = _archive_prefix(archive)
-        if f"{prefix}/byteorder" in archive.namelist():
-            order = archive.read(f"{prefix}/byteorder").decode().strip()
-            if order != sys.byteorder:
-                raise ConversionError(f"TorchScript archive is {order}-endian; this machine is {sys.byteorder}-endian")
-        return _ArchiveUnpickler(archive, prefix).load()
-
-
-def read_archive_objects(path: str | os.PathLike | IO[bytes]) -> PickledObject:
+def read_archive_objects(path: str | os.PathLike | IO[bytes], max_bytes: int = DEFAULT_MAX_BYTES) -> PickledObject:
     """The root module of a ``torch.jit.save`` archive, unpickled into :class:`PickledObject` records.
 
-    Raises :class:`ConversionError` for anything that is not a readable archive.
+    No code from the archive runs: only the globals that rebuild tensors and
+    TorchScript objects are resolved. At most ``max_bytes`` are decompressed; every
+    problem with the file raises :class:`ConversionError`.
     """
     try:
-        root = _read_root(path)
+        with zipfile.ZipFile(path) as archive:
+            records = _RecordReader(archive, max_bytes)
+            prefix = _archive_prefix(archive)
+            if f"{prefix}/byteorder" in archive.namelist():
+                order = records.read(f"{prefix}/byteorder").decode(errors="replace").strip()
+                if order != sys.byteorder:
+                    raise ConversionError(f"TorchScript archive is {order}-endian; this machine is {sys.byteorder}-endian")
+            root = _ArchiveUnpickler(records, prefix).load()
     except ConversionError:
         raise
-    except Exception as e:  # a damaged zip or pickle fails in many ways (zipfile, pickle, torch); all mean "cannot read"
-        name = path if isinstance(path, (str, os.PathLike)) else "archive"
-        raise ConversionError(f"cannot read TorchScript archive {name}: {type(e).__name__}: {e}") from e
+    except Exception as e:  # zipfile, pickle and torch (as_strided bounds, qparams) raise many types on bad data
+        raise ConversionError(f"cannot read the TorchScript archive {path}: {type(e).__name__}: {e}") from e
     if not isinstance(root, PickledObject):
         raise ConversionError(f"TorchScript archive holds {type(root).__name__}, not a module")
     return root
 
 
-def packed_param_states(path: str | os.PathLike | IO[bytes]) -> dict[str, tuple[str, Any]]:
+def packed_param_states(path: str | os.PathLike | IO[bytes], max_bytes: int = DEFAULT_MAX_BYTES) -> dict[str, tuple[str, Any]]:
     """Attribute path -> (class name, stored state) of every quantized packed-params object in an archive.
 
     The path is the module attribute chain (``_packed_weight_0``,
@@ -170,5 +217,5 @@ def packed_param_states(path: str | os.PathLike | IO[bytes]) -> dict[str, tuple[
             for name, value in obj.state.items():
                 visit(value, f"{path}.{name}" if path else name)
 
-    visit(read_archive_objects(path), "")
+    visit(read_archive_objects(path, max_bytes), "")
     return found

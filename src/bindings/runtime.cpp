@@ -19,9 +19,9 @@ void bind_runtime(py::module_& m) {
            py::arg("graph"), py::arg("profile") = "int32_bias", py::arg("isa") = "", py::arg("threads") = 1)
       .def_property_readonly("profile", [](const Executor& e) { return std::string(profile_name(e.profile())); })
       .def_property_readonly("isa", [](const Executor& e) { return std::string(isa_name(e.isa())); })
-      .def("node_seconds", &Executor::node_seconds, "Wall time of each node in the last run (node order).")
+      .def("node_seconds", &Executor::node_seconds, "Wall time of each node in the last finished run (node order).")
       .def("node_kernels", &Executor::node_kernels,
-           "The kernel each conv/linear node used in the last run (node order; '' for other nodes).")
+           "The kernel each conv/linear node used in the last finished run (node order; '' for other nodes).")
       .def(
           "run",
           [](Executor& e, const std::vector<FloatArray>& inputs, bool capture) {

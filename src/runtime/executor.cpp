@@ -11,8 +11,24 @@
 namespace qnnpy {
 
 Executor::Executor(std::shared_ptr<const Graph> graph, Profile profile, Isa isa, int threads)
-    : graph_(std::move(graph)), profile_(profile), isa_(isa), k_(kernel_set(isa)), threads_(std::max(1, threads)) {
+    : graph_(std::move(graph)), profile_(profile), isa_(isa), k_(kernel_set(isa)), threads_(threads) {
+  if (!graph_) throw std::invalid_argument("runtime: no graph given");
+  if (threads < 1 || threads > kMaxThreads) {
+    throw std::invalid_argument("runtime: threads must be in [1, " + std::to_string(kMaxThreads) + "], got " +
+                                std::to_string(threads));
+  }
+  graph_->freeze();
   for (const Node& n : graph_->nodes()) runners_.emplace_back(*graph_, n, profile_);
+}
+
+std::vector<double> Executor::node_seconds() const {
+  std::lock_guard<std::mutex> lock(record_mutex_);
+  return node_seconds_;
+}
+
+std::vector<std::string> Executor::node_kernels() const {
+  std::lock_guard<std::mutex> lock(record_mutex_);
+  return node_kernels_;
 }
 
 HostTensor Executor::to_host(int value_id, const Buffer& b) const {
@@ -43,16 +59,19 @@ std::vector<HostTensor> Executor::run(const std::vector<const float*>& inputs,
     values[g.inputs()[i]].f.assign(inputs[i], inputs[i] + num_elements(v.shape));
   }
   const auto& nodes = g.nodes();
-  node_seconds_.assign(nodes.size(), 0.0);
-  node_kernels_.assign(nodes.size(), std::string());
+  std::vector<double> seconds(nodes.size(), 0.0);
+  std::vector<std::string> kernels(nodes.size());
   for (size_t i = 0; i < nodes.size(); ++i) {
     const auto start = std::chrono::steady_clock::now();
-    node_kernels_[i] = runners_[i].run(g, nodes[i], values, k_, threads_);
-    node_seconds_[i] = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    kernels[i] = runners_[i].run(g, nodes[i], values, k_, threads_);
+    seconds[i] = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (captured) (*captured)[g.value(nodes[i].output).name] = to_host(nodes[i].output, values[nodes[i].output]);
   }
   std::vector<HostTensor> outs;
   for (int id : g.outputs()) outs.push_back(to_host(id, values[id]));
+  std::lock_guard<std::mutex> record_lock(record_mutex_);
+  node_seconds_ = std::move(seconds);
+  node_kernels_ = std::move(kernels);
   return outs;
 }
 

@@ -27,17 +27,22 @@ class Executor {
  public:
   // Makes every node's runner once (weights packed, tables built), each from its
   // op's definition (src/ops). `threads` workers split conv and linear rows.
+  // The graph must not be null; it is frozen (Graph::freeze), since the runners keep
+  // references into it. `threads` must be in [1, kMaxThreads].
   Executor(std::shared_ptr<const Graph> graph, Profile profile, Isa isa, int threads);
+
+  static constexpr int kMaxThreads = 256;
 
   // `inputs` are float32 NCHW buffers in graph-input order, each holding the
   // input's element count (callers check the shapes). With `capture`,
   // every node output is returned by value name in `captured`.
   std::vector<HostTensor> run(const std::vector<const float*>& inputs, std::map<std::string, HostTensor>* captured);
 
-  // Wall time of each node in the last run, in seconds (node order).
-  const std::vector<double>& node_seconds() const { return node_seconds_; }
-  // The kernel each conv/linear node used in the last run ("" for other nodes).
-  const std::vector<std::string>& node_kernels() const { return node_kernels_; }
+  // Wall time of each node in the last finished run, in seconds (node order); a copy,
+  // taken while no run writes it.
+  std::vector<double> node_seconds() const;
+  // The kernel each conv/linear node used in the last finished run ("" for other nodes).
+  std::vector<std::string> node_kernels() const;
 
   const Graph& graph() const { return *graph_; }
   Profile profile() const { return profile_; }
@@ -52,7 +57,8 @@ class Executor {
   const KernelSet& k_;
   int threads_;
   std::vector<NodeRunner> runners_;  // node order
-  std::mutex run_mutex_;  // one run at a time per executor: runs share the timing records
+  std::mutex run_mutex_;  // one run at a time per executor: runs share the runners' scratch state
+  mutable std::mutex record_mutex_;  // guards the timing records of the last finished run
   std::vector<double> node_seconds_;
   std::vector<std::string> node_kernels_;
 };
