@@ -182,10 +182,9 @@ def test_activation_scale_must_be_finite(scale):
     refused(graph_file([], values, [1]), "quantize (quant)", "output scale must be finite and positive")
 
 
-def test_node_referring_to_a_missing_param_is_a_value_error():
+def test_node_referring_to_a_missing_param_names_the_node():
     data = conv_file(params={"weight": 7})
-    with pytest.raises((ValueError, IndexError), match="no param with id 7"):
-        _core.Graph.deserialize(data)
+    refused(data, "conv2d (body.conv): param 'weight': no param with id 7")
 
 
 # --- the int32 accumulator limit of the GEMM kernels -------------------------------

@@ -153,8 +153,15 @@ const Param& Graph::node_param(const Node& n, const std::string& role) const {
 
 int Graph::add_node(Node node, Value output, const Shape& expected_shape) {
   check_mutable();
-  for (int id : node.inputs) value(id);
-  for (const auto& kv : node.params) param(kv.second);
+  const std::string where = node.op + " (" + node.source + "): ";
+  for (int id : node.inputs) {
+    if (id < 0 || id >= static_cast<int>(values_.size())) throw std::invalid_argument(where + "no value with id " + std::to_string(id));
+  }
+  for (const auto& [role, id] : node.params) {
+    if (id < 0 || id >= static_cast<int>(params_.size())) {
+      throw std::invalid_argument(where + "param '" + role + "': no param with id " + std::to_string(id));
+    }
+  }
   output.shape = check_node(*this, node, output);
   if (!expected_shape.empty() && expected_shape != output.shape) {
     throw std::invalid_argument(node.op + " (" + node.source + "): inferred output shape " + shape_str(output.shape) +

@@ -68,6 +68,9 @@ struct Node {
   bool has_param(const std::string& role) const { return params.count(role) != 0; }
 };
 
+// Holds only validated nodes: add_node checks each against its op's rule (check_node,
+// src/ops) and the bounds of ir/limits.h, whether the graph is built or read from a
+// file, so the emitter and the runtime index qparams and allocate sizes without checks.
 class Graph {
  public:
   // A float32 input of the Relax function.
