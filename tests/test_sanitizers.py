@@ -15,6 +15,10 @@ from pathlib import Path
 
 import pytest
 
+# Not yet seen passing (the build outlasted the loaded machine it was written on): deselected
+# by default until it has been run once (docs/fuzzing.md).
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parent.parent
 BUILD = ROOT / "build" / "sanitize"
 # The kernel twins (scalar vs AVX2, every kernel) and the packed u8s8 GEMM: the C++ the
