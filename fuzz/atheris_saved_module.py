@@ -1,6 +1,7 @@
 """atheris harness: ``qnnpy.QDQModule.load`` of a saved module directory, then what a user does next.
 
-Each input is the ``graph.qnnpy`` of a saved module. The module is loaded, printed
+Each input is the ``graph.qnnpy`` of a saved module; the harness writes the matching
+``params.npz`` next to it, as ``QDQModule.save`` does. The module is loaded, printed
 (TVMScript, summary, params) and, when small enough, run on the scalar kernels. Any
 input must either work or be refused with ``ValueError``; every other exception and
 every crash is a finding. Seeds: fuzz/corpus/graph_file. Run (docs/fuzzing.md):
@@ -18,7 +19,7 @@ import atheris
 import numpy as np
 
 with atheris.instrument_imports(include=["qnnpy"], enable_loader_override=False):
-    from qnnpy import QDQModule
+    from qnnpy import QDQModule, _core
 
 # Run only graphs whose work (output elements x reduction length, summed) stays below this.
 MAX_WORK = 1 << 22
@@ -39,8 +40,17 @@ def _work(module: QDQModule) -> float:
     return work
 
 
+def _params_of(data: bytes) -> dict[str, np.ndarray]:
+    """The params a save of this graph writes to params.npz (none when the graph does not load)."""
+    try:
+        return QDQModule(_core.Graph.deserialize(data)).params
+    except Exception:  # load refuses such a graph before it reads params.npz; the try below checks how
+        return {}
+
+
 def test_one_input(data: bytes) -> None:
     (DIRECTORY / "graph.qnnpy").write_bytes(data)
+    np.savez(DIRECTORY / "params.npz", **_params_of(data))
     try:
         module = QDQModule.load(DIRECTORY)
         module.script()

@@ -13,9 +13,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
-from qnnpy import QDQModule
+from qnnpy import QDQModule, _core
 from qnnpy.capture.torchscript_archive import packed_param_states
 from qnnpy.errors import ConversionError
 from qnnpy.model_files import InputFileError, load_model_file
@@ -106,3 +107,11 @@ def test_damaged_archive_is_refused_with_conversion_error(name: str):
 def test_unreadable_zip_directory_is_an_input_file_error(name: str):
     with pytest.raises(InputFileError, match="cannot read"):
         load_model_file(FUZZ / "regressions" / "torchscript_archive" / name)
+
+
+def test_bias_scale_that_rounds_to_zero_is_refused():
+    g = _core.Graph()
+    x = g.add_node("quantize", [g.add_input("x", [1, 4])], "quant", "quant", "uint8", 1e-20, 0)
+    with pytest.raises(ValueError, match="too small to quantize the bias"):
+        g.add_linear(x, "fc", "fc", np.ones((2, 4), np.int8), np.array([1e-30]), np.array([0]), -1,
+                     np.zeros(2, np.float32), False, "uint8", 0.1, 0)

@@ -14,6 +14,7 @@ import collections
 import io
 import os
 import pickle
+import pickletools
 import re
 import sys
 import zipfile
@@ -120,11 +121,26 @@ class _RecordReader:
         return self.cache[name]
 
 
+def _check_declared_lengths(data: bytes) -> None:
+    """Refuse a pickle whose opcodes declare more bytes than it holds, before unpickling allocates them.
+
+    ``pickletools.genops`` reads each opcode's argument without allocating its declared
+    length (a 500-byte data.pkl can declare a 20 GB BYTEARRAY8, which pickle allocates first).
+    """
+    try:
+        for _ in pickletools.genops(data):
+            pass
+    except ValueError as e:
+        raise ConversionError(f"TorchScript archive: data.pkl is malformed: {e}") from e
+
+
 # The pure-Python unpickler: its memo is a dict, where the C one sizes an array by the largest
-# memo index a file names (a 500-byte data.pkl with LONG_BINPUT 10**9 asked for gigabytes).
+# memo index a file names (a 1.4 kB archive with LONG_BINPUT 10**9 asked for gigabytes).
 class _ArchiveUnpickler(pickle._Unpickler):
     def __init__(self, records: _RecordReader, prefix: str):
-        super().__init__(io.BytesIO(records.read(f"{prefix}/data.pkl")))
+        data = records.read(f"{prefix}/data.pkl")
+        _check_declared_lengths(data)
+        super().__init__(io.BytesIO(data))
         self.records = records
         self.prefix = prefix
         self.classes: dict[str, type] = {}

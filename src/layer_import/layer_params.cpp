@@ -74,6 +74,13 @@ LayerParams add_layer_params(Graph& g, const std::string& prefix, const WeightVi
   bq.axis = w.q.per_channel() ? 0 : -1;
   for (int64_t c = 0; c < channels; ++c) {
     float s = bias_scale(input_scale, w.q.scale[w.q.per_channel() ? c : 0]);
+    // quantize_bias multiplies by 1 / s: a product that rounds to 0 (or below 1 / FLT_MAX) gives an
+    // infinite reciprocal, and a zero bias times it a NaN, which would reach an int32 cast.
+    if (!(s > 0.0f) || !std::isfinite(1.0f / s)) {
+      throw std::invalid_argument(prefix + ": bias scale input_scale * weight_scale = " + std::to_string(input_scale) +
+                                  " * " + std::to_string(w.q.scale[w.q.per_channel() ? c : 0]) +
+                                  " is too small to quantize the bias with (its reciprocal is not finite)");
+    }
     if (c == 0 || w.q.per_channel()) {
       bq.scale.push_back(s);
       bq.zero_point.push_back(0);
