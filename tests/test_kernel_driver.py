@@ -42,6 +42,14 @@ def aarch64_driver(request) -> Path:
     return kernel_driver.build_driver(request.config.cache.mkdir("qnnpy_kernel_tests_aarch64"), True)
 
 
+@pytest.fixture(scope="module")
+def sanitized_driver(request) -> list[str]:
+    """The native driver over a core built with AddressSanitizer and UBSan (gcc's): any report
+    ends the process with an error (CMakeLists.txt: -fno-sanitize-recover=all)."""
+    cache = request.config.cache.mkdir("qnnpy_kernel_tests_asan_ubsan")
+    return [str(kernel_driver.build_driver(cache, False, sanitize="address,undefined"))]
+
+
 KERNEL_FAMILIES = ("gemm", "requantize", "depthwise", "elementwise", "pool")
 
 
@@ -192,3 +200,17 @@ def test_scalar_only_build_runs_as_on_an_architecture_without_simd_kernels(scala
         for profile in PROFILES:
             got = _driver_results(scalar_only_driver, graph, x, profile, "auto", tmp_path)
             _assert_same_bytes(_x86_results(graph, x, profile, "scalar"), got, f"{name} scalar-only build ({profile})")
+
+
+def test_twins_and_small_graphs_run_clean_under_asan_and_ubsan(sanitized_driver, small_graphs, tmp_path):
+    """The twin checks and the small graphs, every profile and ISA, on the instrumented core: no
+    sanitizer report (it would end the driver with an error) and the same bytes as the package."""
+    out = _passed(kernel_driver.run(sanitized_driver, "twins", "--seed", "11"))
+    assert "twins: all passed" in out
+    isas = ["scalar"] + ["avx2"] * _core.cpu_has_avx2() + ["avx512vnni"] * _core.cpu_has_avx512_vnni()
+    for profile in PROFILES:
+        for name, (graph, x) in small_graphs.items():
+            want = _x86_results(graph, x, profile, "scalar")
+            for isa in isas:
+                got = _driver_results(sanitized_driver, graph, x, profile, isa, tmp_path)
+                _assert_same_bytes(want, got, f"{name} asan/ubsan {isa} ({profile})")
