@@ -91,10 +91,12 @@ def compare(
     """
     if not module.torch_nodes:
         raise ValueError("this module has no link to a PyTorch model (it was loaded from disk); convert it again")
-    # Integer tensors computed by a PyTorch node (not those qnnpy adds, e.g. a slice ahead of a dequantize;
-    # not the float values of dequantize and of the float ops of a PT2E model).
-    integer_ops = {op for op in _core.op_names() if _core.op_info(op)["kind"] not in ("dequantize", "float")}
-    nodes = [n for n in module.nodes() if n["op"] in integer_ops and n["output"] in module.torch_nodes]
+    # Tensors computed by a PyTorch node (not those qnnpy adds, e.g. a slice ahead of a dequantize): the integer
+    # ones, and the float output of dynamic_linear (bit-exact against PyTorch, compared in ulps); not the float
+    # values of dequantize nor of the float ops of a PT2E model (float32 in another summation order than PyTorch's).
+    compared_ops = {op for op in _core.op_names()
+                    if _core.op_info(op)["kind"] not in ("dequantize", "float") or op == "dynamic_linear"}
+    nodes = [n for n in module.nodes() if n["op"] in compared_ops and n["output"] in module.torch_nodes]
     stats = {p: {n["output"]: [0, 0, 0] for n in nodes} for p in profiles}
     for x in inputs:
         captured = capture(model, (x,))

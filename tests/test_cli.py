@@ -90,13 +90,13 @@ def test_convert_writes_the_same_module_as_from_torch(files, tmp_path):
 
 
 def test_convert_with_a_dynamic_batch(files, tmp_path):
-    assert cli.main(["convert", str(files["model.pt"]), "-o", str(tmp_path), "--input-shape", SHAPE_ARG,
-                     "--dynamic-batch"]) == 0
+    assert cli.main(["convert", "--trust-pickle", str(files["model.pt"]), "-o", str(tmp_path), "--input-shape",
+                     SHAPE_ARG, "--dynamic-batch"]) == 0
     module = qnnpy.load(tmp_path)
     assert module.dynamic_batch and '("batch", ' in (tmp_path / "module.py").read_text()
     x = torch.randn(3, *SHAPE[1:])
     np.testing.assert_array_equal(module.run(x.numpy(), profile="fbgemm").dequantized,
-                                  qnnpy.model_files.load_model_file(files["model.pt"]).model(x).numpy())
+                                  qnnpy.model_files.load_model_file(files["model.pt"], trust_pickle=True).model(x).numpy())
 
 
 def test_pickled_quantized_convs_are_usable_after_loading(files):

@@ -91,9 +91,16 @@ def test_atheris_short_run_finds_nothing(harness: str, tmp_path: Path):
 
 # --- the findings, as plain tests (each failed before its fix) -----------------------------
 
+def test_graph_file_with_a_dequantize_output_carrying_qparams_is_refused():
+    """A float32 dequantize output with a (zero) scale reached the runner's output conversion (TypeError)."""
+    data = (FUZZ / "regressions" / "graph_file" / "dequantize-output-with-qparams").read_bytes()
+    with pytest.raises(ValueError, match="output must be float32 without qparams"):
+        _core.Graph.deserialize(data)
+
+
 def test_graph_file_naming_a_missing_param_is_refused_with_value_error(tmp_path: Path):
     (tmp_path / "graph.qnnpy").write_bytes((FUZZ / "regressions" / "graph_file" / "node-param-id-out-of-range").read_bytes())
-    with pytest.raises(ValueError, match="names param id .* the file holds"):
+    with pytest.raises(ValueError, match=r"conv2d \(body.conv\): param"):
         QDQModule.load(tmp_path)
 
 

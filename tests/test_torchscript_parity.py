@@ -6,13 +6,16 @@ import numpy as np
 import pytest
 import torch
 import torch.ao.nn.intrinsic.quantized as nniq
+import torch.ao.nn.intrinsic.quantized.dynamic as nniqd
 import torch.ao.nn.quantized as nnq
+import torch.ao.nn.quantized.dynamic as nnqd
 import torch.nn.functional as F
 from torch import nn
 
 import qnnpy
 from qnnpy.capture import script_ops
 from qnnpy.capture.torchscript_capture import _STRUCTURAL
+from qnnpy.convert.op_form import AtenForm
 from qnnpy.convert.ops import CONVERTERS
 from script_models import save_and_load
 from small_models import conv_cases, op_cases, quantized
@@ -84,6 +87,16 @@ SCRIPT_KINDS = {
     torch.dropout: ["aten::dropout", "aten::dropout_"],
     F.dropout: ["aten::dropout", "aten::dropout_"],
     "Tensor.contiguous": ["aten::contiguous"],
+    nn.Tanh: ["aten::tanh"],
+    torch.tanh: ["aten::tanh"],
+    "Tensor.tanh": ["aten::tanh"],
+    nnq.LayerNorm: ["quantized::layer_norm"],
+    nnq.GroupNorm: ["quantized::group_norm"],
+    nnq.InstanceNorm1d: ["quantized::instance_norm"],
+    nnq.InstanceNorm2d: ["quantized::instance_norm"],
+    nnq.Softmax: ["quantized::softmax"],
+    nnqd.Linear: ["quantized::linear_dynamic"],
+    nniqd.LinearReLU: ["quantized::linear_relu_dynamic"],
 }
 
 
@@ -104,15 +117,24 @@ def _schemas(kind: str) -> list:
     return schemas
 
 
+def _pt2e_only(key) -> bool:
+    """An entry for PT2E graphs (torch.export + convert_pt2e), which TorchScript never contains."""
+    return isinstance(CONVERTERS[key], AtenForm) or (
+        isinstance(key, torch._ops.OpOverload) and key.namespace == "quantized_decomposed")
+
+
 def test_every_eager_form_has_a_torchscript_route():
-    unlisted = [key for key in CONVERTERS if key not in SCRIPT_KINDS and not _own_kind(key)]
+    eager_forms = [key for key in CONVERTERS if not _pt2e_only(key)]
+    unlisted = [key for key in eager_forms if key not in SCRIPT_KINDS and not _own_kind(key)]
     assert not unlisted, f"eager forms without their TorchScript kinds in SCRIPT_KINDS: {unlisted}"
     missing = []
-    for key in CONVERTERS:
+    for key in eager_forms:
         for kind in SCRIPT_KINDS.get(key, []) + _own_kind(key):
             if kind in _STRUCTURAL:
                 continue  # handled by the TorchScript walker itself (list unpacking, indexing)
             for schema in _schemas(kind):
+                if isinstance(key, torch._ops.OpOverload) and schema.overload_name != key._overloadname:
+                    continue  # a table entry for one overload (aten.to.dtype, PT2E's ops) routes that overload only
                 op = script_ops.python_op(kind, schema, CONVERTERS)
                 target = f"Tensor.{op.target}" if op.fx_op == "call_method" else op.target
                 if target not in CONVERTERS:

@@ -131,7 +131,7 @@ def _check_declared_lengths(data: bytes) -> None:
         for _ in pickletools.genops(data):
             pass
     except ValueError as e:
-        raise ConversionError(f"TorchScript archive: data.pkl is malformed: {e}") from e
+        raise ConversionError(f"cannot read the TorchScript archive: data.pkl is malformed: {e}") from e
 
 
 # The pure-Python unpickler: its memo is a dict, where the C one sizes an array by the largest

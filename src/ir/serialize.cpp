@@ -162,10 +162,6 @@ Graph deserialize_graph(const std::string& bytes) {
     for (uint64_t k = r.pod<uint64_t>(); k > 0; --k) {
       std::string role = r.str();
       int32_t param = r.pod<int32_t>();
-      if (param < 0 || param >= static_cast<int32_t>(g.params().size())) {
-        throw std::invalid_argument("graph file: " + n.op + " (" + n.source + ") names param id " + std::to_string(param) +
-                                    "; the file holds " + std::to_string(g.params().size()) + " params");
-      }
       n.params[role] = param;
     }
     for (uint64_t k = r.pod<uint64_t>(); k > 0; --k) { std::string key = r.str(); n.ints[key] = r.vec<int64_t>(); }

@@ -91,12 +91,12 @@ Shape check_by_kind(const OpDef& op, const Checker& c, const Value& out) {
       check_output_qparams(c, out);
       return op.infer(c, out);
     case OpKind::Dequantize:
-      if (out.dtype != DType::Float32) c.fail("output must be float32");
+      if (out.dtype != DType::Float32 || !out.q.empty()) c.fail("output must be float32 without qparams");
       return op.infer(c, out);
     case OpKind::Float:
       if (out.dtype != DType::Float32 || !out.q.empty()) c.fail("output must be float32 without qparams");
       for (size_t i = 0; i < c.n.inputs.size(); ++i) {
-        if (c.in(i).dtype != DType::Float32) c.fail("input " + std::to_string(i) + " must be float32 (dequantize it first)");
+        if (c.in(i).dtype != DType::Float32) c.fail("input '" + c.in(i).name + "' must be float32 (dequantize it first)");
       }
       return op.infer(c, out);
     case OpKind::QParamPreserving: {
