@@ -3,6 +3,7 @@
 #include <stdexcept>
 #include <utility>
 
+#include "ir/limits.h"
 #include "layer_import/conv_config.h"
 
 namespace qnnpy {
@@ -68,7 +69,12 @@ int add_conv_transpose2d_node(Graph& g, LayerNode layer, int state_version, cons
   Node n;
   n.ints = {{"stride", c.stride}, {"padding", c.padding}, {"output_padding", c.output_padding},
             {"dilation", c.dilation}, {"groups", {c.groups}}};
-  // The weight is (in, out / groups, kh, kw).
+  // The weight is (in, out / groups, kh, kw); the bounds keep the product inside int64 (the graph
+  // validator then checks the sizes it makes).
+  if (c.groups < 1 || c.groups > kMaxExtent || layer.weight.shape[1] < 1 || layer.weight.shape[1] > kMaxExtent) {
+    fail("conv_transpose2d", layer, "groups " + std::to_string(c.groups) + " with weight " +
+                                        shape_str(layer.weight.shape) + " is out of range");
+  }
   const int64_t channels = layer.weight.shape[1] * c.groups;
   return add_weighted(g, "conv_transpose2d", std::move(layer), std::move(n), channels);
 }
