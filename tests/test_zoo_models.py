@@ -61,7 +61,13 @@ def test_eager_qnnpack_profile_equals_qnnpack_engine(name):
 TVM_FLOAT_FORM_MAX_LSB = 3
 
 
-@pytest.mark.parametrize("name", MODELS)
+# Each case compiles a whole model with TVM (7-25 s on 2 cores): the default run takes three models with
+# different op mixes; the rest are marked slow to keep the suite's time (`pytest -m slow`).
+TVM_FLOAT_FORM_DEFAULT = ("resnet18", "mobilenet_v2", "shufflenet_v2_x1_0")
+
+
+@pytest.mark.parametrize("name", [pytest.param(m, marks=() if m in TVM_FLOAT_FORM_DEFAULT else pytest.mark.slow)
+                                  for m in MODELS])
 def test_eager_tvm_float_form_agrees(name):
     model, x, module = _eager(name)
     out = np.asarray(tvm_bridge.build(module, form="qdq")(x.numpy()), dtype=np.float64)
