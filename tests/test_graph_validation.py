@@ -187,6 +187,16 @@ def test_node_referring_to_a_missing_param_names_the_node():
     refused(data, "conv2d (body.conv): param 'weight': no param with id 7")
 
 
+def test_a_name_with_a_control_character_is_refused_and_shown_escaped():
+    """A NUL in a param role used to cut the validator's message short (what() is a C string)."""
+    message = refused(conv_file(params={"weight\x00evil": 0}), "param role 'weight\\x00evil' holds a control character")
+    assert "\x00" not in message
+    node = conv_value([1], [1, 2, 4, 4])
+    node.source = "body\x1b[2J"
+    refused(graph_file([int8_weight([2, 3, 1, 1])], quantize_value(X) + [node], [2]),
+            "source 'body\\x1b[2J' holds a control character")
+
+
 # --- the int32 accumulator limit of the GEMM kernels -------------------------------
 
 def linear_file(k: int) -> bytes:

@@ -2,6 +2,7 @@
 
 #include <cctype>
 #include <cmath>
+#include <iomanip>
 #include <sstream>
 #include <stdexcept>
 
@@ -71,6 +72,18 @@ std::string shape_str(const Shape& shape) {
   return os.str();
 }
 
+void check_printable(const std::string& text, const std::string& what) {
+  for (unsigned char c : text) {
+    if (c >= 0x20 && c != 0x7f) continue;
+    std::ostringstream shown;
+    for (unsigned char d : text) {
+      if (d >= 0x20 && d != 0x7f) shown << d;
+      else shown << "\\x" << std::hex << std::setw(2) << std::setfill('0') << int(d) << std::dec;
+    }
+    throw std::invalid_argument(what + " '" + shown.str() + "' holds a control character");
+  }
+}
+
 int64_t Node::int_attr(const std::string& key) const {
   const auto& v = ints_attr(key);
   if (v.size() != 1) throw std::invalid_argument(op + " (" + source + "): attribute '" + key + "' must hold one value");
@@ -106,6 +119,7 @@ int Graph::add_value(Value v) {
 
 int Graph::add_input(const std::string& name, const Shape& shape) {
   check_mutable();
+  check_printable(name, "input name");
   checked_num_elements(shape, "input '" + name + "'");
   Value v;
   v.name = unique_name(name);
@@ -118,6 +132,7 @@ int Graph::add_input(const std::string& name, const Shape& shape) {
 
 int Graph::add_param(Param p) {
   check_mutable();
+  check_printable(p.name, "param name");
   size_t expected = static_cast<size_t>(checked_num_elements(p.shape, "param '" + p.name + "'")) * dtype_size(p.dtype);
   if (p.bytes.size() != expected) {
     throw std::invalid_argument("param '" + p.name + "': " + std::to_string(p.bytes.size()) +
@@ -153,6 +168,11 @@ const Param& Graph::node_param(const Node& n, const std::string& role) const {
 
 int Graph::add_node(Node node, Value output, const Shape& expected_shape) {
   check_mutable();
+  check_printable(node.op, "op name");
+  check_printable(node.source, node.op + ": source");
+  for (const auto& [role, id] : node.params) check_printable(role, node.op + " (" + node.source + "): param role");
+  for (const auto& [key, v] : node.ints) check_printable(key, node.op + " (" + node.source + "): attribute");
+  for (const auto& [key, v] : node.floats) check_printable(key, node.op + " (" + node.source + "): attribute");
   const std::string where = node.op + " (" + node.source + "): ";
   for (int id : node.inputs) {
     if (id < 0 || id >= static_cast<int>(values_.size())) throw std::invalid_argument(where + "no value with id " + std::to_string(id));

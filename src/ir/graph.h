@@ -20,6 +20,10 @@ int64_t num_elements(const Shape& shape);
 // std::invalid_argument starting with `what` otherwise. Never overflows.
 int64_t checked_num_elements(const Shape& shape, const std::string& what);
 std::string shape_str(const Shape& shape);
+// Throws std::invalid_argument, starting with `what`, when `text` holds a control byte (below
+// 0x20, or 0x7f): names from a file end up in error messages, where a NUL would cut the text
+// (std::exception::what() is a C string) and other control bytes would garble a terminal.
+void check_printable(const std::string& text, const std::string& what);
 
 // Affine quantization: real = (q - zero_point) * scale.
 // One entry means per-tensor (axis = -1); C entries are per channel along `axis`.
