@@ -3,4 +3,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
-exec .venv/bin/pytest -q tests "$@"
+# Test files run in parallel worker processes (pytest-xdist), one file per worker at a time so that
+# a file's module fixtures (converted models, driver builds) are made once: as many workers as
+# cores, at most 4 (each holds torch and TVM in memory). QNNPY_TEST_WORKERS overrides; 0 runs serially.
+WORKERS=${QNNPY_TEST_WORKERS:-$(n=$(nproc); echo $(( n < 4 ? n : 4 )))}
+exec .venv/bin/pytest -q -n "$WORKERS" --dist loadfile tests "$@"

@@ -3,7 +3,8 @@ then a short fuzz run of each target finds nothing; and the findings fixed so fa
 
 The libFuzzer targets are built once per machine into build/fuzz (scripts/build_fuzzers.sh;
 later sessions rebuild only what changed) and need clang; the atheris harnesses need only
-the atheris package. QNNPY_FUZZ_SECONDS sets the length of each short run (default 15 s).
+the atheris package. The four short runs start together and each lasts QNNPY_FUZZ_SECONDS of wall
+time (default 60 s), so the four share the machine's cores for about a minute.
 """
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ from qnnpy.model_files import InputFileError, load_model_file
 
 ROOT = Path(__file__).resolve().parent.parent
 FUZZ = ROOT / "fuzz"
-SECONDS = int(os.environ.get("QNNPY_FUZZ_SECONDS", "15"))
+SECONDS = int(os.environ.get("QNNPY_FUZZ_SECONDS", "60"))
 LIBFUZZER_TARGETS = ["graph_file", "packed_state"]
 # atheris harness -> the corpus it starts from
 ATHERIS_HARNESSES = {"saved_module": "graph_file", "torchscript_archive": "torchscript_archive"}
@@ -64,14 +65,6 @@ def test_libfuzzer_target_runs_its_seeds_and_past_findings_clean(libfuzzer_dir: 
            f"fuzz_{target} on its corpus and regressions")
 
 
-@pytest.mark.parametrize("target", LIBFUZZER_TARGETS)
-def test_libfuzzer_short_run_finds_nothing(libfuzzer_dir: Path, target: str, tmp_path: Path):
-    corpus = shutil.copytree(FUZZ / "corpus" / target, tmp_path / "corpus")
-    command = [str(libfuzzer_dir / f"fuzz_{target}"), str(corpus), f"-max_total_time={SECONDS}",
-               f"-artifact_prefix={tmp_path}/", *FUZZ_FLAGS]
-    _check(subprocess.run(command, capture_output=True), f"{SECONDS} s of fuzz_{target} (crash input in {tmp_path})")
-
-
 def _atheris(harness: str, *args: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-P", str(FUZZ / f"atheris_{harness}.py"), *args], capture_output=True)
 
@@ -82,11 +75,48 @@ def test_atheris_harness_runs_its_seeds_and_past_findings_clean(harness: str):
     _check(_atheris(harness, *map(str, files)), f"atheris_{harness} on its corpus and regressions")
 
 
-@pytest.mark.parametrize("harness", ATHERIS_HARNESSES)
-def test_atheris_short_run_finds_nothing(harness: str, tmp_path: Path):
-    corpus = shutil.copytree(FUZZ / "corpus" / ATHERIS_HARNESSES[harness], tmp_path / "corpus")
-    _check(_atheris(harness, str(corpus), f"-max_total_time={SECONDS}", f"-artifact_prefix={tmp_path}/", *FUZZ_FLAGS),
-           f"{SECONDS} s of atheris_{harness} (crash input in {tmp_path})")
+@pytest.fixture(scope="module")
+def short_runs(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
+    """Runs the four targets from their seeds at once, SECONDS of wall time each. Maps a target
+    ("fuzz_<name>" or "atheris_<name>") to (finished process, its directory), or to the reason it
+    could not run."""
+    try:
+        libfuzzer = request.getfixturevalue("libfuzzer_dir")
+    except pytest.skip.Exception as skipped:
+        libfuzzer = skipped.msg
+    commands: dict[str, list[str]] = {}
+    corpora = {f"fuzz_{t}": t for t in LIBFUZZER_TARGETS}
+    corpora.update({f"atheris_{h}": c for h, c in ATHERIS_HARNESSES.items()})
+    runs: dict[str, object] = {}
+    for name, corpus_name in corpora.items():
+        if name.startswith("fuzz_") and isinstance(libfuzzer, str):
+            runs[name] = libfuzzer
+            continue
+        work = tmp_path_factory.mktemp(name)
+        corpus = shutil.copytree(FUZZ / "corpus" / corpus_name, work / "corpus")
+        program = ([str(libfuzzer / name)] if name.startswith("fuzz_")
+                   else [sys.executable, "-P", str(FUZZ / f"{name}.py")])
+        commands[name] = [*program, str(corpus), f"-max_total_time={SECONDS}", f"-artifact_prefix={work}/", *FUZZ_FLAGS]
+        runs[name] = work
+    started = {}
+    for name, command in commands.items():
+        with open(runs[name] / "log.txt", "wb") as log:  # files, not pipes: a full pipe would stall a run
+            started[name] = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
+    for name, process in started.items():
+        process.wait()
+        output = (runs[name] / "log.txt").read_bytes()
+        runs[name] = (subprocess.CompletedProcess(process.args, process.returncode, output, b""), runs[name])
+    return runs
+
+
+@pytest.mark.parametrize("target", [f"fuzz_{t}" for t in LIBFUZZER_TARGETS] + [f"atheris_{h}" for h in ATHERIS_HARNESSES])
+def test_short_fuzz_run_finds_nothing(short_runs: dict[str, object], target: str):
+    run = short_runs[target]
+    if isinstance(run, str):
+        pytest.skip(run)
+    result, work = run
+    _check(result, f"{SECONDS} s of {target} (crash input in {work})")
+    assert b"stat::number_of_executed_units" in result.stdout, "the run printed no final statistics"
 
 
 # --- the findings, as plain tests (each failed before its fix) -----------------------------

@@ -72,6 +72,9 @@ def _assert_twins_passed(out: str, isa: str) -> None:
         assert line.endswith(" 0 failed") and not line.startswith(f"{isa} {family}: 0 checks"), line
 
 
+# The native driver without sanitizers repeats what the ASan/UBSan one (last test) checks, on an
+# uninstrumented build of its own (one more build of the core), so it is left to `-m slow`.
+@pytest.mark.slow
 def test_native_driver_runs_every_simd_kernel_against_its_scalar_twin(native_driver):
     out = _passed(kernel_driver.run(native_driver, "twins", "--seed", "7"))
     if _core.cpu_has_avx2():
@@ -145,6 +148,7 @@ def small_graphs() -> dict[str, tuple[_core.Graph, np.ndarray]]:
     return _small_graphs()
 
 
+@pytest.mark.slow  # as the native twin test above
 @pytest.mark.parametrize("profile", PROFILES)
 def test_native_driver_runs_small_graphs_as_the_python_package_does(native_driver, small_graphs, profile, tmp_path):
     isas = ["scalar"] + ["avx2"] * _core.cpu_has_avx2() + ["avx512vnni"] * _core.cpu_has_avx512_vnni()
@@ -207,6 +211,10 @@ def test_twins_and_small_graphs_run_clean_under_asan_and_ubsan(sanitized_driver,
     sanitizer report (it would end the driver with an error) and the same bytes as the package."""
     out = _passed(kernel_driver.run(sanitized_driver, "twins", "--seed", "11"))
     assert "twins: all passed" in out
+    if _core.cpu_has_avx2():
+        _assert_twins_passed(out, "avx2")
+    if _core.cpu_has_avx512_vnni():
+        _assert_twins_passed(out, "avx512vnni")
     isas = ["scalar"] + ["avx2"] * _core.cpu_has_avx2() + ["avx512vnni"] * _core.cpu_has_avx512_vnni()
     for profile in PROFILES:
         for name, (graph, x) in small_graphs.items():
