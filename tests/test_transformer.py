@@ -219,3 +219,16 @@ def test_float_arithmetic_of_a_dynamic_model_is_bit_exact():
                                                   "float_div_scalar"]
     for scale in (1.0, 30.0):
         np.testing.assert_array_equal(module.run((x * scale).numpy()).dequantized, model(x * scale).numpy())
+
+
+def test_torchscript_dynamic_models_convert_like_eager(dynamic_case):
+    """TorchScript spells the float ops aten::layer_norm, aten::gelu, aten::softmax, aten::matmul, aten::div...:
+    a traced encoder gives the eager conversion's ops and outputs; a scripted FloatArithmetic PyTorch's output."""
+    model, eager = dynamic_case
+    x = inputs(1, seed=7)[0]
+    module = qnnpy.from_torch(torch.jit.trace(model, inputs(1)[0]), (inputs(1)[0],))
+    assert [n["op"] for n in module.nodes()] == [n["op"] for n in eager.nodes()]
+    np.testing.assert_array_equal(module.run(x.numpy()).dequantized, eager.run(x.numpy()).dequantized)
+    arithmetic = torch.jit.script(dynamic_float_arithmetic())
+    y = torch.randn(4, 16, generator=torch.Generator().manual_seed(8))
+    np.testing.assert_array_equal(qnnpy.from_torch(arithmetic, (y,)).run(y.numpy()).dequantized, arithmetic(y).numpy())

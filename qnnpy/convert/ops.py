@@ -627,6 +627,7 @@ CONVERTERS.update({
     _aten.div.Tensor: AtenForm(float_island(float_div), "``aten.div.Tensor``", float_div),
     nn.LayerNorm: float_layer_norm,
     F.layer_norm: float_layer_norm,
+    torch.layer_norm: float_layer_norm,
     nn.GELU: float_gelu,
     F.gelu: float_gelu,
     torch.softmax: float_softmax,
