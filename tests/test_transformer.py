@@ -21,11 +21,19 @@ import qnnpy
 from qnnpy import _core, tvm_bridge
 from qnnpy.convert.converter import capture
 from qnnpy.errors import ConversionError, UnsupportedOpsError
-from transformer_models import dynamic_encoder, dynamic_float_arithmetic, encoder, inputs, pt2e_encoder
+from transformer_models import (
+    FLOAT_TRANSFORMER_OPS,
+    dynamic_encoder,
+    dynamic_float_arithmetic,
+    encoder,
+    inputs,
+    pt2e_encoder,
+)
 
 FLOAT_KIND = {op for op in _core.op_names() if _core.op_info(op)["kind"] == "float"}
-TRANSFORMER_FLOAT_OPS = {"float_softmax", "float_layer_norm", "float_gelu", "float_matmul", "float_permute",
-                         "float_div_scalar"}
+# The float ops every encoder produces (float_sub, float_div and the other scalar ops: FloatArithmetic).
+ENCODER_FLOAT_OPS = {"float_softmax", "float_layer_norm", "float_gelu", "float_matmul", "float_permute",
+                     "float_div_scalar"}
 # A float op given the same float32 inputs as PyTorch's is within a few ulps of its result (the op
 # tests); chains of them between two quantizes (and layer norms, which rescale) keep that size:
 # measured <= 4.3e-7 of the tensor's largest magnitude (about 4 ulps of it) on every float tensor of
@@ -58,7 +66,7 @@ def pt2e_case(request):
 def test_pt2e_encoder_float_ops_in_summary(pt2e_case):
     kind, _, module = pt2e_case
     ops = {n["op"] for n in module.nodes()}
-    assert TRANSFORMER_FLOAT_OPS - {"float_layer_norm"} <= ops
+    assert ENCODER_FLOAT_OPS - {"float_layer_norm"} <= ops
     # X86 leaves layer norms in float; the XNNPACK config quantizes them (quantized_layer_norm) and its GELU
     # island becomes dequantize -> float_gelu -> quantize.
     assert ("float_layer_norm" in ops) == (kind == "x86")
@@ -132,7 +140,7 @@ def dynamic_case():
 def test_dynamic_encoder_converts_to_dynamic_linears_and_float_ops(dynamic_case):
     _, module = dynamic_case
     ops = {n["op"] for n in module.nodes()}
-    assert ops == TRANSFORMER_FLOAT_OPS | {"dynamic_linear", "float_add", "float_reshape"}
+    assert ops == ENCODER_FLOAT_OPS | {"dynamic_linear", "float_add", "float_reshape"}
     assert sum(n["op"] == "dynamic_linear" for n in module.nodes()) == 14  # every nn.Linear
 
 
@@ -214,9 +222,10 @@ def test_float_arithmetic_of_a_dynamic_model_is_bit_exact():
     model = dynamic_float_arithmetic()
     x = torch.randn(4, 16, generator=torch.Generator().manual_seed(6))
     module = qnnpy.from_torch(model, (x,))
-    assert [n["op"] for n in module.nodes()] == ["dynamic_linear", "float_sub", "float_mul", "float_add_scalar",
-                                                  "float_div", "float_add_scalar", "float_mul_scalar",
-                                                  "float_div_scalar"]
+    ops = [n["op"] for n in module.nodes()]
+    assert ops == ["dynamic_linear", "float_sub", "float_mul", "float_add_scalar", "float_div", "float_add_scalar",
+                   "float_mul_scalar", "float_div_scalar"]
+    assert FLOAT_TRANSFORMER_OPS <= set(ops) | ENCODER_FLOAT_OPS  # with the encoders: every transformer float op
     for scale in (1.0, 30.0):
         np.testing.assert_array_equal(module.run((x * scale).numpy()).dequantized, model(x * scale).numpy())
 
