@@ -124,8 +124,17 @@ def test_rules_refuse_bad_attributes_naming_the_op():
         g.add_node("float_gelu", [x], "bad", "y", "float32", ints={"approximate": [2]})
     with pytest.raises(ValueError, match=r"float_softmax \(bad\)"):
         g.add_node("float_softmax", [x], "bad", "y", "float32", ints={"axis": [3]})
+    with pytest.raises(ValueError, match=r"float_slice \(bad\).*range \[2, 5\) outside axis of size 4"):
+        g.add_node("float_slice", [x], "bad", "y", "float32", ints={"axis": [2], "begin": [2], "end": [5]})
     with pytest.raises(ValueError, match=r"float_div_scalar \(bad\).*0"):
         g.add_node("float_div_scalar", [x], "bad", "y", "float32", floats={"scalar": 0.0})
     with pytest.raises(ValueError, match=r"float_layer_norm \(bad\).*norm_weight"):
         g.add_normalization("float_layer_norm", x, "bad", "y", np.ones(3, np.float32), np.zeros(3, np.float32),
                             {"normalized_rank": [1]}, 1e-5, "float32")
+
+
+@pytest.mark.parametrize("axis, begin, end", [(0, 1, 2), (1, 0, 3), (2, 2, 5), (-1, 4, 5)])
+def test_slice_equals_torch(axis, begin, end):
+    x = _random((3, 4, 5), 11)
+    expected = torch.from_numpy(x).narrow(axis, begin, end - begin).numpy()
+    np.testing.assert_array_equal(_run("float_slice", x, ints={"axis": [axis], "begin": [begin], "end": [end]}), expected)

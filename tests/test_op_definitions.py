@@ -16,7 +16,7 @@ from qnnpy import _core
 from dynamic_models import dynamic_cases
 from pt2e_models import inputs, pt2e
 from small_models import Head, Residual, conv_cases, op_cases, quantized
-from transformer_models import dynamic_encoder, dynamic_float_arithmetic
+from transformer_models import dynamic_encoder, dynamic_float_arithmetic, pt2e_torch_encoder_layer
 from transformer_models import inputs as transformer_inputs
 
 README = Path(__file__).resolve().parent.parent / "README.md"
@@ -37,6 +37,7 @@ def _test_models():
     models["pt2e_float_ops"] = qnnpy.from_torch(pt2e("float_ops", "x86"), (inputs(1)[0],))
     models["dynamic_transformer"] = qnnpy.from_torch(dynamic_encoder(), (transformer_inputs(1)[0],))
     models["dynamic_float_arithmetic"] = qnnpy.from_torch(dynamic_float_arithmetic(), (torch.randn(2, 16),))
+    models["pt2e_torch_encoder_layer"] = qnnpy.from_torch(pt2e_torch_encoder_layer("x86"), (transformer_inputs(1)[0],))
     return models
 
 

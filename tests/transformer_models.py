@@ -16,7 +16,7 @@ from torch import nn
 # The ops of src/ops/float_transformer_ops.cpp; the models here exercise each.
 FLOAT_TRANSFORMER_OPS = frozenset({
     "float_softmax", "float_layer_norm", "float_gelu", "float_matmul", "float_permute", "float_sub", "float_div",
-    "float_add_scalar", "float_mul_scalar", "float_div_scalar"})
+    "float_add_scalar", "float_mul_scalar", "float_div_scalar", "float_slice"})
 SEQ = 8
 D_MODEL = 32
 CLASSES = 10
@@ -138,3 +138,20 @@ def dynamic_float_arithmetic() -> nn.Module:
     torch.manual_seed(0)
     torch.backends.quantized.engine = "fbgemm"
     return torch.ao.quantization.quantize_dynamic(FloatArithmetic().eval(), {nn.Linear})
+
+
+@functools.lru_cache(maxsize=None)
+def pt2e_torch_encoder_layer(kind: str) -> torch.fx.GraphModule:
+    """PyTorch's own ``nn.TransformerEncoderLayer`` (d_model 32, 2 heads, GELU MLP 64, batch first), quantized by
+    PT2E with the quantizer ``kind``; its attention is ``nn.MultiheadAttention``: one packed input projection,
+    ``aten.scaled_dot_product_attention``. Cached."""
+    from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
+    from pt2e_models import quantizer
+
+    torch.manual_seed(0)
+    model = nn.TransformerEncoderLayer(D_MODEL, 2, 64, activation="gelu", batch_first=True).eval()
+    exported = torch.export.export(model, (inputs(1)[0],), strict=True).module()
+    prepared = prepare_pt2e(exported, quantizer(kind))
+    for x in inputs(4, seed=2):
+        prepared(x)
+    return convert_pt2e(prepared)

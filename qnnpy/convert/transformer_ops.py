@@ -64,6 +64,57 @@ def float_permute(ctx: ConversionContext, node: torch.fx.Node, perm: list[int]) 
     return _add_float(ctx, node, "float_permute", [node.args[0]], ints={"perm": perm})
 
 
+def float_select(ctx: ConversionContext, node: torch.fx.Node) -> int:
+    """``aten.select.int(x, dim, index)`` of a float tensor (how ``nn.MultiheadAttention`` takes Q, K and V
+    apart from its packed input projection): ``float_slice`` of [index, index + 1), then ``float_reshape``
+    dropping the axis."""
+    x = ctx.example(node.args[0])
+    dim, index = int(node.args[1]) % x.dim(), int(node.args[2]) % x.shape[int(node.args[1]) % x.dim()]
+    where = ctx.source(node)
+    sliced_shape = [1 if d == dim else n for d, n in enumerate(x.shape)]
+    sliced = ctx.graph.add_node("float_slice", [ctx.value(node.args[0], node)], where, f"{where}_slice", "float32",
+                                ints={"axis": [dim], "begin": [index], "end": [index + 1]}, floats={},
+                                expected_shape=sliced_shape)
+    shape = list(ctx.example(node).shape)
+    return ctx.graph.add_node("float_reshape", [sliced], where, where, "float32", ints={"shape": shape}, floats={},
+                              expected_shape=shape)
+
+
+def float_scaled_dot_product_attention(ctx: ConversionContext, node: torch.fx.Node) -> int:
+    """``aten.scaled_dot_product_attention(q, k, v)`` without mask, causal mask, dropout or grouped heads (what
+    ``nn.MultiheadAttention`` calls in eval mode), as its definition: ``softmax(q @ k^T * scale) @ v`` with
+    ``scale`` given or ``1 / sqrt(q.size(-1))``: float_permute, float_matmul, float_mul_scalar, float_softmax,
+    float_matmul. PyTorch's CPU kernel (flash attention) computes the same in blocks and divides by the sum
+    last, so the two differ by float rounding."""
+    q, k, v = node.args[:3]
+    options = {"attn_mask": (3, None), "dropout_p": (4, 0.0), "is_causal": (5, False), "enable_gqa": (7, False)}
+    for name, (index, default) in options.items():
+        value = _arg(node, index, name, default)
+        if value != default:
+            raise ConversionError(f"{ctx.source(node)}: scaled_dot_product_attention with {name}={value!r:.40} is not "
+                                  f"supported (only {name}={default!r})")
+    head = ctx.example(q).shape[-1]
+    scale = _arg(node, 6, "scale")
+    scale = 1.0 / float(np.sqrt(head)) if scale is None else float(scale)
+    where = ctx.source(node)
+    rank = ctx.example(k).dim()
+    perm = list(range(rank))
+    perm[-2], perm[-1] = perm[-1], perm[-2]
+    k_shape = list(ctx.example(k).shape)
+    scores_shape = list(ctx.example(q).shape[:-1]) + [k_shape[-2]]
+
+    def add(op: str, inputs: list[int], suffix: str, shape: list[int], ints: dict | None = None,
+            floats: dict | None = None) -> int:
+        return ctx.graph.add_node(op, inputs, where, f"{where}{suffix}", "float32", ints=ints or {}, floats=floats or {},
+                                  expected_shape=shape)
+
+    k_t = add("float_permute", [ctx.value(k, node)], "_k_t", [k_shape[p] for p in perm], ints={"perm": perm})
+    scores = add("float_matmul", [ctx.value(q, node), k_t], "_scores", scores_shape)
+    scaled = add("float_mul_scalar", [scores], "_scaled", scores_shape, floats={"scalar": scale})
+    weights = add("float_softmax", [scaled], "_weights", scores_shape, ints={"axis": [-1]})
+    return add("float_matmul", [weights, ctx.value(v, node)], "", list(ctx.example(node).shape))
+
+
 def float_softmax(ctx: ConversionContext, node: torch.fx.Node) -> int:
     """softmax of a float tensor along ``dim``: ``aten.softmax.int`` / ``aten._softmax`` (half_to_float must be
     False), ``torch.softmax``, ``F.softmax``, ``Tensor.softmax``."""

@@ -10,6 +10,7 @@
 // float_matmul         two inputs of rank >= 2, batch     R.matmul
 //                      axes broadcast (torch.matmul)
 // float_permute        "perm"                             R.permute_dims
+// float_slice          "axis", "begin", "end" (step 1)    R.strided_slice
 // float_sub/float_div  two inputs, broadcast              R.subtract / R.divide
 // float_{add,mul,div}_scalar  "scalar"                    R.add / R.multiply / R.divide by a constant
 #include <algorithm>
@@ -108,6 +109,19 @@ Shape permute_rule(const Checker& c, const Value&) {
   return out;
 }
 
+Shape slice_rule(const Checker& c, const Value&) {
+  c.inputs(1);
+  Shape out = c.in(0).shape;
+  if (out.empty()) c.fail("input must have at least one axis");
+  const int64_t axis = c.axis("axis", out.size());
+  const int64_t begin = c.n.int_attr("begin"), end = c.n.int_attr("end");
+  if (begin < 0 || end > out[axis] || begin >= end) {
+    c.fail("range [" + std::to_string(begin) + ", " + std::to_string(end) + ") outside axis of size " + std::to_string(out[axis]));
+  }
+  out[axis] = end - begin;
+  return out;
+}
+
 Shape scalar_rule(const Checker& c, const Value& out) {
   c.n.float_attr("scalar");
   return unary_rule(c, out);
@@ -147,6 +161,12 @@ void permute_emit(Emitter& e, const Node& n) {
   e.line(e.out_name(n), "R.permute_dims(" + in_name(e, n, 0) + ", axes=" + int_list(n.ints_attr("perm")) + ")");
 }
 
+void slice_emit(Emitter& e, const Node& n) {
+  e.line(e.out_name(n), "R.strided_slice(" + in_name(e, n, 0) + ", axes=[" + std::to_string(n.int_attr("axis")) +
+                            "], begin=[" + std::to_string(n.int_attr("begin")) + "], end=[" +
+                            std::to_string(n.int_attr("end")) + "])");
+}
+
 template <const char* kRelaxOp>
 void binary_emit(Emitter& e, const Node& n) {
   e.line(e.out_name(n), std::string(kRelaxOp) + "(" + in_name(e, n, 0) + ", " + in_name(e, n, 1) + ")");
@@ -172,6 +192,7 @@ std::vector<OpDef> float_transformer_ops() {
       {"float_gelu", OpKind::Float, gelu_rule, gelu_emit, function_runner<run_float_gelu>},
       {"float_matmul", OpKind::Float, matmul_rule, matmul_emit, function_runner<run_float_matmul>},
       {"float_permute", OpKind::Float, permute_rule, permute_emit, function_runner<run_float_permute>},
+      {"float_slice", OpKind::Float, slice_rule, slice_emit, function_runner<run_float_slice>},
       {"float_sub", OpKind::Float, binary_rule, binary_emit<kSubtract>, function_runner<run_float_sub>},
       {"float_div", OpKind::Float, binary_rule, binary_emit<kDivide>, function_runner<run_float_div>},
       {"float_add_scalar", OpKind::Float, scalar_rule, scalar_emit<kAdd>, function_runner<run_float_add_scalar>},

@@ -175,6 +175,24 @@ void run_float_permute(const OpArgs& a) {
   }
 }
 
+// The elements [begin, end) along the axis: `outer` blocks of (end - begin) * inner values.
+void run_float_slice(const OpArgs& a) {
+  const Shape& shape = a.in().shape;
+  const auto axis = static_cast<size_t>(a.node.int_attr("axis") + (a.node.int_attr("axis") < 0 ? shape.size() : 0));
+  const int64_t begin = a.node.int_attr("begin"), end = a.node.int_attr("end");
+  int64_t inner = 1;
+  for (size_t d = axis + 1; d < shape.size(); ++d) inner *= shape[d];
+  const int64_t outer = num_elements(shape) / (shape[axis] * inner);
+  const std::vector<float>& x = a.in_buf().f;
+  std::vector<float>& y = a.out_buf().f;
+  y.resize(static_cast<size_t>(a.out_count()));
+  const int64_t block = (end - begin) * inner;
+  for (int64_t o = 0; o < outer; ++o) {
+    const float* from = x.data() + (o * shape[axis] + begin) * inner;
+    std::copy(from, from + block, y.data() + o * block);
+  }
+}
+
 void run_float_sub(const OpArgs& a) { binary(a, [](float x, float y) { return x - y; }); }
 void run_float_div(const OpArgs& a) { binary(a, [](float x, float y) { return x / y; }); }
 
