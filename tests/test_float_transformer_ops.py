@@ -37,9 +37,9 @@ def _ulps(a: np.ndarray, b: np.ndarray) -> int:
     return int(np.abs(ia - ib).max())
 
 
-@pytest.mark.parametrize("perm", [[0, 2, 1, 3], [3, 2, 1, 0], [1, 0, 3, 2]])
+@pytest.mark.parametrize("perm", [[0, 2, 1, 3], [3, 2, 1, 0], [1, 0, 3, 2], [0]])
 def test_permute_equals_torch(perm):
-    x = _random((2, 3, 4, 5), 0)
+    x = _random((2, 3, 4, 5)[:len(perm)], 0)
     np.testing.assert_array_equal(_run("float_permute", x, ints={"perm": perm}), torch.from_numpy(x).permute(perm).numpy())
 
 

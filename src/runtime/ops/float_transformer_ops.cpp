@@ -161,7 +161,7 @@ void run_float_permute(const OpArgs& a) {
   const auto& perm = a.node.ints_attr("perm");
   const size_t rank = in.size();
   std::vector<int64_t> in_stride(rank, 1);
-  for (size_t d = rank - 1; d-- > 0;) in_stride[d] = in_stride[d + 1] * in[d + 1];
+  for (size_t d = rank; d-- > 1;) in_stride[d - 1] = in_stride[d] * in[d];
   const Shape& out_shape = a.out().shape;
   const std::vector<float>& x = a.in_buf().f;
   std::vector<float>& y = a.out_buf().f;
