@@ -5,6 +5,8 @@ They serve two sources: the aten ops a PT2E quantizer leaves in float around att
 everything but the linears of a dynamic-quantized model traced by torch.fx (``nn.LayerNorm``,
 ``nn.GELU``, ``F.softmax``, ``torch.matmul``, ``+``, ``/`` ...). One converter per op reads both
 spellings: a module's fields, or the arguments of the aten op / function (same positions).
+PyTorch's ``nn.TransformerEncoderLayer`` exported by PT2E adds ``aten.select`` (its packed Q / K / V)
+and ``aten.scaled_dot_product_attention``, written here in the float ops.
 
 A PT2E island (``dequantize -> op -> quantize``) around an op qnnpy has no integer form of
 (GELU, matmul, ...) is converted as PT2E defines it (:func:`float_island`): the inputs
