@@ -289,3 +289,12 @@ def test_torchscript_dynamic_models_convert_like_eager(dynamic_case):
     arithmetic = torch.jit.script(dynamic_float_arithmetic())
     y = torch.randn(4, 16, generator=torch.Generator().manual_seed(8))
     np.testing.assert_array_equal(qnnpy.from_torch(arithmetic, (y,)).run(y.numpy()).dequantized, arithmetic(y).numpy())
+
+
+def test_saved_and_loaded_encoder_runs_the_same(dynamic_case, tmp_path):
+    """The float transformer ops and their params (layer norms' weight and bias) survive save / load."""
+    _, module = dynamic_case
+    loaded = qnnpy.QDQModule.load(module.save(tmp_path / "encoder"))
+    x = inputs(1, seed=10)[0].numpy()
+    assert loaded.script() == module.script()
+    np.testing.assert_array_equal(loaded.run(x).dequantized, module.run(x).dequantized)
