@@ -16,6 +16,8 @@ from qnnpy import _core
 from dynamic_models import dynamic_cases
 from pt2e_models import inputs, pt2e
 from small_models import Head, Residual, conv_cases, op_cases, quantized
+from transformer_models import dynamic_encoder, dynamic_float_arithmetic, pt2e_torch_encoder_layer
+from transformer_models import inputs as transformer_inputs
 
 README = Path(__file__).resolve().parent.parent / "README.md"
 
@@ -31,8 +33,11 @@ def _test_models():
         models[name] = qnnpy.from_torch(*_with_input(quantized(body, (3, 17, 17))))
     for name, (model, shape) in dynamic_cases().items():
         models[name] = qnnpy.from_torch(model, (torch.randn(shape),))
-    # The float ops come only from PT2E models: what a quantizer leaves in float.
+    # The float ops come from PT2E models (what a quantizer leaves in float) and dynamic-quantized ones.
     models["pt2e_float_ops"] = qnnpy.from_torch(pt2e("float_ops", "x86"), (inputs(1)[0],))
+    models["dynamic_transformer"] = qnnpy.from_torch(dynamic_encoder(), (transformer_inputs(1)[0],))
+    models["dynamic_float_arithmetic"] = qnnpy.from_torch(dynamic_float_arithmetic(), (torch.randn(2, 16),))
+    models["pt2e_torch_encoder_layer"] = qnnpy.from_torch(pt2e_torch_encoder_layer("x86"), (transformer_inputs(1)[0],))
     return models
 
 

@@ -18,12 +18,15 @@ import qnnpy
 from qnnpy import _core, cli
 from qnnpy.errors import ConversionError
 from pt2e_models import INPUT, float_model, inputs, pt2e, quantizer
+from transformer_models import FLOAT_TRANSFORMER_OPS
 from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
 
 MODELS = ["resnet18", "mobilenet_v2", "mobilenet_v3_small"]
 PROFILES = ("int32_bias", "fbgemm")
-# The float ops of PT2E float islands (dynamic_linear, the other float-kind op, comes from dynamic quantization).
-FLOAT_OPS = {op for op in _core.op_names() if _core.op_info(op)["kind"] == "float" and op != "dynamic_linear"}
+# The float ops of the CNNs' PT2E float islands (dynamic_linear comes from dynamic quantization, the transformer
+# float ops from the encoders of tests/test_transformer.py).
+FLOAT_OPS = {op for op in _core.op_names()
+             if _core.op_info(op)["kind"] == "float" and op != "dynamic_linear"} - FLOAT_TRANSFORMER_OPS
 
 
 def _int8_constants(gm: torch.fx.GraphModule) -> set[bytes]:

@@ -137,18 +137,6 @@ def float_linear(ctx: ConversionContext, node: torch.fx.Node) -> int:
                                      w.zero_point, w.axis, _bias(ctx, node, 2), {}, _float_output(ctx, node))
 
 
-def float_add(ctx: ConversionContext, node: torch.fx.Node) -> int:
-    """add of two float tensors (alpha 1)."""
-    if float(_arg(node, 2, "alpha", 1)) != 1.0:
-        raise ConversionError(f"{ctx.source(node)}: add with alpha={_arg(node, 2, 'alpha')} is not supported")
-    return _add_float(ctx, node, "float_add", list(node.args[:2]))
-
-
-def float_mul(ctx: ConversionContext, node: torch.fx.Node) -> int:
-    """mul of two float tensors, broadcast."""
-    return _add_float(ctx, node, "float_mul", list(node.args[:2]))
-
-
 def float_relu(ctx: ConversionContext, node: torch.fx.Node) -> int:
     """relu of a float tensor."""
     return _add_float(ctx, node, "float_relu", [node.args[0]])

@@ -26,6 +26,23 @@ from qnnpy.convert.context import ConversionContext
 from qnnpy.convert.dynamic_ops import DYNAMIC_CONVERTERS
 from qnnpy.convert.op_form import AtenForm, OpForm
 from qnnpy.convert.torch_weight_reader import conv_state, linear_state
+from qnnpy.convert.transformer_ops import (
+    OPERATOR_FORMS,
+    float_add,
+    float_div,
+    float_gelu,
+    float_island,
+    float_layer_norm,
+    float_matmul,
+    float_mul,
+    float_permute,
+    float_scaled_dot_product_attention,
+    float_select,
+    float_softmax,
+    float_sub,
+    permute_perm,
+    transpose_perm,
+)
 from qnnpy.errors import ConversionError
 
 Converter = Callable[[ConversionContext, torch.fx.Node], int]
@@ -389,24 +406,28 @@ def convert_mean(ctx: ConversionContext, node: torch.fx.Node) -> int:
 # --- shape -----------------------------------------------------------------------
 
 def convert_reshape(ctx: ConversionContext, node: torch.fx.Node) -> int:
-    """flatten / reshape / view: the target shape is read from the example output."""
+    """flatten / reshape / view of a quantized tensor (``reshape``) or a float one (``float_reshape``, e.g. in a
+    dynamic-quantized model): the target shape is read from the example output."""
+    if not ctx.example(node).is_quantized:
+        return aten_ops.float_reshape(ctx, node)
     return ctx.add(node, "reshape", [node.args[0]], ints={"shape": list(ctx.example(node).shape)})
 
 
-def convert_transpose(ctx: ConversionContext, node: torch.fx.Node) -> int:
-    """``torch.transpose`` / ``Tensor.transpose`` as a permutation of two axes."""
-    rank = ctx.example(node.args[0]).dim()
-    perm = list(range(rank))
-    a, b = (int(_arg(node, i, name)) % rank for i, name in ((1, "dim0"), (2, "dim1")))
-    perm[a], perm[b] = perm[b], perm[a]
+def _permute(ctx: ConversionContext, node: torch.fx.Node, perm: list[int]) -> int:
+    if not ctx.example(node).is_quantized:
+        return float_permute(ctx, node, perm)
     return ctx.add(node, "permute", [node.args[0]], ints={"perm": perm})
 
 
+def convert_transpose(ctx: ConversionContext, node: torch.fx.Node) -> int:
+    """``torch.transpose`` / ``Tensor.transpose`` (aten.transpose) as a permutation of two axes, of a quantized
+    tensor (``permute``) or a float one (``float_permute``)."""
+    return _permute(ctx, node, transpose_perm(ctx, node))
+
+
 def convert_permute(ctx: ConversionContext, node: torch.fx.Node) -> int:
-    """``torch.permute`` / ``Tensor.permute``."""
-    rank = ctx.example(node.args[0]).dim()
-    dims = node.args[1] if len(node.args) == 2 and isinstance(node.args[1], (tuple, list)) else node.args[1:]
-    return ctx.add(node, "permute", [node.args[0]], ints={"perm": [int(d) % rank for d in dims]})
+    """``torch.permute`` / ``Tensor.permute`` (aten.permute) of a quantized or a float tensor."""
+    return _permute(ctx, node, permute_perm(ctx, node))
 
 
 def convert_getitem(ctx: ConversionContext, node: torch.fx.Node) -> int:
@@ -570,9 +591,9 @@ CONVERTERS.update({
     _qd.dequantize_per_tensor.tensor: convert_dequantize,
     _aten.conv2d.default: AtenForm(convert_aten_conv2d, "``aten.conv2d``", aten_ops.float_conv2d),
     _aten.linear.default: AtenForm(convert_aten_linear, "``aten.linear``", aten_ops.float_linear),
-    _aten.add.Tensor: AtenForm(convert_aten_add, "``aten.add.Tensor``", aten_ops.float_add),
-    _aten.add_.Tensor: AtenForm(convert_aten_add, "``aten.add_.Tensor``", aten_ops.float_add),
-    _aten.mul.Tensor: AtenForm(convert_mul, "``aten.mul.Tensor``", aten_ops.float_mul),
+    _aten.add.Tensor: AtenForm(convert_aten_add, "``aten.add.Tensor``", float_add),
+    _aten.add_.Tensor: AtenForm(convert_aten_add, "``aten.add_.Tensor``", float_add),
+    _aten.mul.Tensor: AtenForm(convert_mul, "``aten.mul.Tensor``", float_mul),
     _aten.relu.default: AtenForm(convert_aten_relu, "``aten.relu``", aten_ops.float_relu),
     _aten.relu_.default: AtenForm(convert_aten_relu, "``aten.relu_``", aten_ops.float_relu),
     _aten.hardtanh.default: AtenForm(convert_hardtanh, "``aten.hardtanh``", aten_ops.float_hardtanh),
@@ -590,6 +611,48 @@ CONVERTERS.update({
     _aten.flatten.using_ints: AtenForm(convert_reshape, "``aten.flatten``", aten_ops.float_reshape),
     _aten.view.default: AtenForm(convert_reshape, "``aten.view``", aten_ops.float_reshape),
     _aten.reshape.default: AtenForm(convert_reshape, "``aten.reshape``", aten_ops.float_reshape),
-    _aten.permute.default: AtenForm(convert_permute, "``aten.permute``"),
-    _aten.transpose.int: AtenForm(convert_transpose, "``aten.transpose``"),
+    _aten.permute.default: AtenForm(convert_permute, "``aten.permute``", convert_permute),
+    _aten.transpose.int: AtenForm(convert_transpose, "``aten.transpose``", convert_transpose),
+})
+
+# Transformer encoders (qnnpy/convert/transformer_ops.py): the float ops around attention, in PT2E graphs
+# (an island around an op without an integer form is computed as PT2E defines it: dequantize -> float op ->
+# quantize) and in dynamic-quantized models traced by torch.fx (everything but the linears is float).
+CONVERTERS.update({
+    _aten.softmax.int: AtenForm(convert_quantized_softmax, "``aten.softmax.int``", float_softmax),
+    _aten._softmax.default: AtenForm(convert_quantized_softmax, "``aten._softmax``", float_softmax),
+    _aten.layer_norm.default: AtenForm(convert_quantized_layer_norm, "``aten.layer_norm``", float_layer_norm),
+    _aten.gelu.default: AtenForm(float_island(float_gelu), "``aten.gelu``", float_gelu),
+    _aten.matmul.default: AtenForm(float_island(float_matmul), "``aten.matmul``", float_matmul),
+    _aten.bmm.default: AtenForm(float_island(float_matmul), "``aten.bmm``", float_matmul),
+    _aten.sub.Tensor: AtenForm(float_island(float_sub), "``aten.sub.Tensor``", float_sub),
+    _aten.div.Tensor: AtenForm(float_island(float_div), "``aten.div.Tensor``", float_div),
+    _aten.select.int: AtenForm(float_island(float_select), "``aten.select.int``", float_select),
+    _aten.scaled_dot_product_attention.default: AtenForm(
+        float_island(float_scaled_dot_product_attention), "``aten.scaled_dot_product_attention``",
+        float_scaled_dot_product_attention),
+    _aten.unflatten.int: AtenForm(convert_reshape, "``aten.unflatten``", aten_ops.float_reshape),
+    _aten.unsqueeze.default: AtenForm(convert_reshape, "``aten.unsqueeze``", aten_ops.float_reshape),
+    _aten.squeeze.dim: AtenForm(convert_reshape, "``aten.squeeze.dim``", aten_ops.float_reshape),
+    _aten.squeeze.dims: AtenForm(convert_reshape, "``aten.squeeze.dims``", aten_ops.float_reshape),
+    nn.LayerNorm: float_layer_norm,
+    F.layer_norm: float_layer_norm,
+    torch.layer_norm: float_layer_norm,
+    nn.GELU: float_gelu,
+    F.gelu: float_gelu,
+    torch.softmax: float_softmax,
+    F.softmax: float_softmax,
+    "Tensor.softmax": float_softmax,
+    torch.matmul: float_matmul,
+    torch.bmm: float_matmul,
+    "Tensor.matmul": float_matmul,
+    torch.add: float_add,
+    "Tensor.add": float_add,
+    torch.sub: float_sub,
+    "Tensor.sub": float_sub,
+    torch.mul: float_mul,
+    "Tensor.mul": float_mul,
+    torch.div: float_div,
+    "Tensor.div": float_div,
+    **OPERATOR_FORMS,
 })

@@ -160,7 +160,8 @@ void bind_graph(py::module_& m) {
           "add_normalization",
           [](Graph& g, const std::string& op, int x, const std::string& source, const std::string& name,
              const FloatArray& weight, const FloatArray& bias, const std::map<std::string, std::vector<int64_t>>& ints,
-             double eps, const std::string& out_dtype, float out_scale, int out_zero_point, const Shape& expected_shape) {
+             double eps, const std::string& out_dtype, std::optional<float> out_scale, std::optional<int> out_zero_point,
+             const Shape& expected_shape) {
             Node n;
             n.op = op;
             n.source = source;
@@ -173,9 +174,10 @@ void bind_graph(py::module_& m) {
                                           make_output(name, out_dtype, out_scale, out_zero_point), expected_shape);
           },
           py::arg("op"), py::arg("x"), py::arg("source"), py::arg("name"), py::arg("weight"), py::arg("bias"),
-          py::arg("ints"), py::arg("eps"), py::arg("out_dtype"), py::arg("out_scale"), py::arg("out_zero_point"),
-          py::arg("expected_shape") = Shape{},
-          "A quantized normalization (quantized_layer_norm, quantized_group_norm) with float32 weight and bias.")
+          py::arg("ints"), py::arg("eps"), py::arg("out_dtype"), py::arg("out_scale") = py::none(),
+          py::arg("out_zero_point") = py::none(), py::arg("expected_shape") = Shape{},
+          "A normalization with float32 weight and bias: quantized_layer_norm, quantized_group_norm (output qparams "
+          "given), or float_layer_norm (out_dtype float32, no qparams).")
       .def(
           "add_float_layer",
           [](Graph& g, const std::string& op, int x, const std::string& source, const std::string& name,

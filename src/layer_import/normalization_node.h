@@ -1,4 +1,4 @@
-// Adds a quantized normalization node (quantized_layer_norm, quantized_group_norm)
+// Adds a normalization node (quantized_layer_norm, quantized_group_norm, float_layer_norm)
 // with its float32 weight and bias params ("norm_weight", "norm_bias").
 #pragma once
 

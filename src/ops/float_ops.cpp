@@ -172,7 +172,7 @@ void float_adaptive_avg_pool2d_emit(Emitter& e, const Node& n) {
 }
 
 void float_reshape_emit(Emitter& e, const Node& n) {
-  e.line(e.out_name(n), "R.reshape(" + in_name(e, n, 0) + ", R.shape(" + int_list(n.ints_attr("shape")) + "))");
+  e.line(e.out_name(n), "R.reshape(" + in_name(e, n, 0) + ", " + e.shape_expr(n.ints_attr("shape")) + ")");
 }
 
 }  // namespace

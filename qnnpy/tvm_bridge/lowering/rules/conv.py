@@ -211,7 +211,8 @@ def lower_matmul(ctx: Context, island: Island) -> Any:
     mm, bias_expr, relu = _peel(island)
     x = island.bindings.dequantized(mm.args[0], "the input")
     rhs = island.call(mm.args[1])
-    if op_name(rhs) == "permute_dims" and [int(a) for a in rhs.attrs.axes] == [1, 0]:
+    # R.permute_dims without axes reverses them (a float_linear's transposed weight).
+    if op_name(rhs) == "permute_dims" and (rhs.attrs.axes is None or [int(a) for a in rhs.attrs.axes] == [1, 0]):
         w = _weight(island, rhs.args[0], 0)
         weight = R.permute_dims(w.data, [1, 0])
     else:

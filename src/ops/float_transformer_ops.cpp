@@ -1,0 +1,204 @@
+// Float ops of transformer encoders: the parts a quantizer leaves in float around attention
+// (PT2E float islands) and everything but the linears of a dynamic-quantized encoder.
+// float32 in and out, no qparams; emitted as float Relax ops and run in float32 by the
+// runtime (src/runtime/ops/float_transformer_ops.cpp).
+//
+// float_softmax        "axis"                             R.nn.softmax
+// float_layer_norm     "normalized_rank", "eps";          R.nn.layer_norm over the last
+//                      params "norm_weight", "norm_bias"  normalized_rank axes
+// float_gelu           "approximate": 0 erf, 1 tanh       R.nn.gelu / R.nn.gelu_tanh
+// float_matmul         two inputs of rank >= 2, batch     R.matmul
+//                      axes broadcast (torch.matmul)
+// float_permute        "perm"                             R.permute_dims
+// float_slice          "axis", "begin", "end" (step 1)    R.strided_slice
+// float_sub/float_div  two inputs, broadcast              R.subtract / R.divide
+// float_{add,mul,div}_scalar  "scalar"                    R.add / R.multiply / R.divide by a constant
+#include <algorithm>
+#include <string>
+
+#include "emit/emitter.h"
+#include "ops/op_def.h"
+#include "runtime/ops/float_transformer_runners.h"
+
+namespace qnnpy {
+namespace {
+
+// NumPy broadcasting of two shapes (PyTorch's rule for binary ops and matmul's batch axes).
+Shape broadcast(const Checker& c, const Shape& a, const Shape& b) {
+  Shape out(std::max(a.size(), b.size()), 1);
+  for (size_t i = 0; i < out.size(); ++i) {
+    const int64_t da = i < out.size() - a.size() ? 1 : a[i - (out.size() - a.size())];
+    const int64_t db = i < out.size() - b.size() ? 1 : b[i - (out.size() - b.size())];
+    if (da != db && da != 1 && db != 1) c.fail("shapes " + shape_str(a) + " and " + shape_str(b) + " do not broadcast");
+    out[i] = da == 1 ? db : da;
+  }
+  return out;
+}
+
+Shape binary_rule(const Checker& c, const Value&) {
+  c.inputs(2);
+  return broadcast(c, c.in(0).shape, c.in(1).shape);
+}
+
+Shape unary_rule(const Checker& c, const Value&) {
+  c.inputs(1);
+  return c.in(0).shape;
+}
+
+Shape softmax_rule(const Checker& c, const Value&) {
+  c.inputs(1);
+  if (c.in(0).shape.empty()) c.fail("input must have at least one axis");
+  c.axis("axis", c.in(0).shape.size());
+  return c.in(0).shape;
+}
+
+Shape layer_norm_rule(const Checker& c, const Value&) {
+  c.inputs(1);
+  const Shape& x = c.in(0).shape;
+  const int64_t k = c.n.int_attr("normalized_rank");
+  if (k < 1 || k > static_cast<int64_t>(x.size())) {
+    c.fail("normalized_rank must be in [1, " + std::to_string(x.size()) + "] for input shape " + shape_str(x) + ", got " +
+           std::to_string(k));
+  }
+  const Shape normalized(x.end() - k, x.end());
+  for (const char* role : {"norm_weight", "norm_bias"}) {
+    const Param& p = c.g.node_param(c.n, role);
+    if (p.dtype != DType::Float32 || p.shape != normalized) {
+      c.fail(std::string(role) + " must be float32 " + shape_str(normalized) + " (the normalized shape), got " +
+             dtype_name(p.dtype) + " " + shape_str(p.shape));
+    }
+  }
+  if (!(c.n.float_attr("eps") > 0.0)) c.fail("eps must be > 0, got " + std::to_string(c.n.float_attr("eps")));
+  return x;
+}
+
+Shape gelu_rule(const Checker& c, const Value& out) {
+  const int64_t approximate = c.n.int_attr("approximate");
+  if (approximate != 0 && approximate != 1) c.fail("approximate must be 0 (erf) or 1 (tanh), got " + std::to_string(approximate));
+  return unary_rule(c, out);
+}
+
+// [..., M, K] x [..., K, N] -> [broadcast(...), M, N]; 1-D operands (torch.matmul's vector cases) are refused.
+Shape matmul_rule(const Checker& c, const Value&) {
+  c.inputs(2);
+  const Shape &a = c.in(0).shape, &b = c.in(1).shape;
+  if (a.size() < 2 || b.size() < 2) {
+    c.fail("both inputs must have rank >= 2 (matrix or batch of matrices), got " + shape_str(a) + " and " + shape_str(b));
+  }
+  if (a.back() != b[b.size() - 2]) c.fail("inner dimensions of " + shape_str(a) + " and " + shape_str(b) + " differ");
+  Shape out = broadcast(c, Shape(a.begin(), a.end() - 2), Shape(b.begin(), b.end() - 2));
+  out.push_back(a[a.size() - 2]);
+  out.push_back(b.back());
+  return out;
+}
+
+Shape permute_rule(const Checker& c, const Value&) {
+  c.inputs(1);
+  const Shape& x = c.in(0).shape;
+  const auto& perm = c.n.ints_attr("perm");
+  if (perm.size() != x.size()) c.fail("perm has " + std::to_string(perm.size()) + " axes for input shape " + shape_str(x));
+  std::vector<bool> seen(x.size(), false);
+  Shape out;
+  for (int64_t p : perm) {
+    if (p < 0 || p >= static_cast<int64_t>(x.size()) || seen[p]) {
+      c.fail("perm " + int_list(perm) + " is not a permutation of the " + std::to_string(x.size()) + " axes");
+    }
+    seen[p] = true;
+    out.push_back(x[p]);
+  }
+  return out;
+}
+
+Shape slice_rule(const Checker& c, const Value&) {
+  c.inputs(1);
+  Shape out = c.in(0).shape;
+  if (out.empty()) c.fail("input must have at least one axis");
+  const int64_t axis = c.axis("axis", out.size());
+  const int64_t begin = c.n.int_attr("begin"), end = c.n.int_attr("end");
+  if (begin < 0 || end > out[axis] || begin >= end) {
+    c.fail("range [" + std::to_string(begin) + ", " + std::to_string(end) + ") outside axis of size " + std::to_string(out[axis]));
+  }
+  out[axis] = end - begin;
+  return out;
+}
+
+Shape scalar_rule(const Checker& c, const Value& out) {
+  c.n.float_attr("scalar");
+  return unary_rule(c, out);
+}
+
+Shape div_scalar_rule(const Checker& c, const Value& out) {
+  if (c.n.float_attr("scalar") == 0.0) c.fail("division by the scalar 0");
+  return unary_rule(c, out);
+}
+
+// --- emission -------------------------------------------------------------------
+
+const std::string& in_name(Emitter& e, const Node& n, size_t i) { return e.graph().value(n.inputs.at(i)).name; }
+
+void softmax_emit(Emitter& e, const Node& n) {
+  e.line(e.out_name(n), "R.nn.softmax(" + in_name(e, n, 0) + ", axis=" + std::to_string(n.int_attr("axis")) + ")");
+}
+
+void layer_norm_emit(Emitter& e, const Node& n) {
+  std::vector<int64_t> axes;
+  for (int64_t k = n.int_attr("normalized_rank"); k > 0; --k) axes.push_back(-k);
+  const Graph& g = e.graph();
+  e.line(e.out_name(n), "R.nn.layer_norm(" + in_name(e, n, 0) + ", " + g.node_param(n, "norm_weight").name + ", " +
+                            g.node_param(n, "norm_bias").name + ", axes=" + int_list(axes) +
+                            ", epsilon=" + float_literal(n.float_attr("eps")) + ")");
+}
+
+void gelu_emit(Emitter& e, const Node& n) {
+  e.line(e.out_name(n), std::string(n.int_attr("approximate") ? "R.nn.gelu_tanh(" : "R.nn.gelu(") + in_name(e, n, 0) + ")");
+}
+
+void matmul_emit(Emitter& e, const Node& n) {
+  e.line(e.out_name(n), "R.matmul(" + in_name(e, n, 0) + ", " + in_name(e, n, 1) + ")");
+}
+
+void permute_emit(Emitter& e, const Node& n) {
+  e.line(e.out_name(n), "R.permute_dims(" + in_name(e, n, 0) + ", axes=" + int_list(n.ints_attr("perm")) + ")");
+}
+
+void slice_emit(Emitter& e, const Node& n) {
+  e.line(e.out_name(n), "R.strided_slice(" + in_name(e, n, 0) + ", axes=[" + std::to_string(n.int_attr("axis")) +
+                            "], begin=[" + std::to_string(n.int_attr("begin")) + "], end=[" +
+                            std::to_string(n.int_attr("end")) + "])");
+}
+
+template <const char* kRelaxOp>
+void binary_emit(Emitter& e, const Node& n) {
+  e.line(e.out_name(n), std::string(kRelaxOp) + "(" + in_name(e, n, 0) + ", " + in_name(e, n, 1) + ")");
+}
+
+template <const char* kRelaxOp>
+void scalar_emit(Emitter& e, const Node& n) {
+  e.line(e.out_name(n), std::string(kRelaxOp) + "(" + in_name(e, n, 0) + ", " +
+                            float_const(static_cast<float>(n.float_attr("scalar"))) + ")");
+}
+
+constexpr char kAdd[] = "R.add";
+constexpr char kSubtract[] = "R.subtract";
+constexpr char kMultiply[] = "R.multiply";
+constexpr char kDivide[] = "R.divide";
+
+}  // namespace
+
+std::vector<OpDef> float_transformer_ops() {
+  return {
+      {"float_softmax", OpKind::Float, softmax_rule, softmax_emit, function_runner<run_float_softmax>},
+      {"float_layer_norm", OpKind::Float, layer_norm_rule, layer_norm_emit, function_runner<run_float_layer_norm>},
+      {"float_gelu", OpKind::Float, gelu_rule, gelu_emit, function_runner<run_float_gelu>},
+      {"float_matmul", OpKind::Float, matmul_rule, matmul_emit, function_runner<run_float_matmul>},
+      {"float_permute", OpKind::Float, permute_rule, permute_emit, function_runner<run_float_permute>},
+      {"float_slice", OpKind::Float, slice_rule, slice_emit, function_runner<run_float_slice>},
+      {"float_sub", OpKind::Float, binary_rule, binary_emit<kSubtract>, function_runner<run_float_sub>},
+      {"float_div", OpKind::Float, binary_rule, binary_emit<kDivide>, function_runner<run_float_div>},
+      {"float_add_scalar", OpKind::Float, scalar_rule, scalar_emit<kAdd>, function_runner<run_float_add_scalar>},
+      {"float_mul_scalar", OpKind::Float, scalar_rule, scalar_emit<kMultiply>, function_runner<run_float_mul_scalar>},
+      {"float_div_scalar", OpKind::Float, div_scalar_rule, scalar_emit<kDivide>, function_runner<run_float_div_scalar>},
+  };
+}
+
+}  // namespace qnnpy

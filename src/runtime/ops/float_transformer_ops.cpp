@@ -1,0 +1,214 @@
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "runtime/ops/float_transformer_runners.h"
+
+namespace qnnpy {
+namespace {
+
+// Row-major strides of `in` seen from an output of rank `rank` (NumPy broadcasting): 0 along
+// the axes `in` lacks or holds with extent 1.
+std::vector<int64_t> broadcast_strides(const Shape& in, size_t rank) {
+  std::vector<int64_t> stride(rank, 0);
+  const size_t lead = rank - in.size();
+  int64_t s = 1;
+  for (size_t d = rank; d-- > lead;) {
+    stride[d] = in[d - lead] == 1 ? 0 : s;
+    s *= in[d - lead];
+  }
+  return stride;
+}
+
+// Calls f(out_index, offset_0, offset_1) for every element of `out`, the offsets into two inputs
+// broadcast to it.
+template <class F>
+void for_each_broadcast(const Shape& out, const Shape& in0, const Shape& in1, F f) {
+  const size_t rank = out.size();
+  const std::vector<int64_t> s0 = broadcast_strides(in0, rank), s1 = broadcast_strides(in1, rank);
+  std::vector<int64_t> index(rank, 0);
+  const int64_t count = num_elements(out);
+  for (int64_t e = 0; e < count; ++e) {
+    int64_t o0 = 0, o1 = 0;
+    for (size_t d = 0; d < rank; ++d) {
+      o0 += index[d] * s0[d];
+      o1 += index[d] * s1[d];
+    }
+    f(e, o0, o1);
+    for (size_t d = rank; d-- > 0 && ++index[d] == out[d];) index[d] = 0;
+  }
+}
+
+template <class F>
+void binary(const OpArgs& a, F f) {
+  const std::vector<float>&x = a.in_buf(0).f, &y = a.in_buf(1).f;
+  std::vector<float>& out = a.out_buf().f;
+  out.resize(static_cast<size_t>(a.out_count()));
+  for_each_broadcast(a.out().shape, a.in(0).shape, a.in(1).shape,
+                     [&](int64_t e, int64_t i, int64_t j) { out[e] = f(x[i], y[j]); });
+}
+
+template <class F>
+void unary(const OpArgs& a, F f) {
+  const std::vector<float>& x = a.in_buf().f;
+  std::vector<float>& out = a.out_buf().f;
+  out.resize(x.size());
+  for (size_t i = 0; i < x.size(); ++i) out[i] = f(x[i]);
+}
+
+float scalar(const OpArgs& a) { return static_cast<float>(a.node.float_attr("scalar")); }
+
+}  // namespace
+
+// Along the axis: m = max(x), e = exp(x - m), y = e * (1 / sum(e)), the order of PyTorch's CPU
+// kernel (aten/src/ATen/native/cpu/SoftMaxKernel.cpp, _vec_softmax_lastdim: one reciprocal, then
+// products). The sum runs in index order.
+void run_float_softmax(const OpArgs& a) {
+  const Shape& shape = a.in().shape;
+  const auto axis = static_cast<size_t>(a.node.int_attr("axis") + (a.node.int_attr("axis") < 0 ? shape.size() : 0));
+  const int64_t length = shape[axis];
+  int64_t inner = 1;
+  for (size_t d = axis + 1; d < shape.size(); ++d) inner *= shape[d];
+  const int64_t outer = num_elements(shape) / (length * inner);
+  const std::vector<float>& x = a.in_buf().f;
+  std::vector<float>& y = a.out_buf().f;
+  y.resize(x.size());
+  for (int64_t o = 0; o < outer; ++o) {
+    for (int64_t i = 0; i < inner; ++i) {
+      const int64_t base = o * length * inner + i;
+      float m = x[base];
+      for (int64_t k = 1; k < length; ++k) m = std::max(m, x[base + k * inner]);
+      float sum = 0.0f;
+      for (int64_t k = 0; k < length; ++k) {
+        y[base + k * inner] = std::exp(x[base + k * inner] - m);
+        sum += y[base + k * inner];
+      }
+      const float reciprocal = 1.0f / sum;
+      for (int64_t k = 0; k < length; ++k) y[base + k * inner] *= reciprocal;
+    }
+  }
+}
+
+// Per row of the normalized_rank last axes: mean and biased variance (accumulated in double),
+// rstd = 1 / sqrt(var + eps), then y = (x * rstd + (-rstd * mean)) * weight + bias in float32, the
+// formula of PyTorch's CPU kernel (aten/src/ATen/native/cpu/layer_norm_kernel.cpp,
+// LayerNormKernelImplInternal).
+void run_float_layer_norm(const OpArgs& a) {
+  const Shape& shape = a.in().shape;
+  const int64_t k = a.node.int_attr("normalized_rank");
+  int64_t row = 1;
+  for (size_t d = shape.size() - static_cast<size_t>(k); d < shape.size(); ++d) row *= shape[d];
+  const float* weight = a.graph.node_param(a.node, "norm_weight").data<float>();
+  const float* bias = a.graph.node_param(a.node, "norm_bias").data<float>();
+  const double eps = a.node.float_attr("eps");
+  const std::vector<float>& x = a.in_buf().f;
+  std::vector<float>& y = a.out_buf().f;
+  y.resize(x.size());
+  for (int64_t r = 0; r < num_elements(shape) / row; ++r) {
+    const float* in = x.data() + r * row;
+    double sum = 0.0, squares = 0.0;
+    for (int64_t i = 0; i < row; ++i) sum += in[i];
+    const double mean = sum / static_cast<double>(row);
+    for (int64_t i = 0; i < row; ++i) squares += (in[i] - mean) * (in[i] - mean);
+    const double variance = squares / static_cast<double>(row);
+    const auto rstd = static_cast<float>(1.0 / std::sqrt(variance + eps));
+    const float shift = -rstd * static_cast<float>(mean);
+    float* out = y.data() + r * row;
+    for (int64_t i = 0; i < row; ++i) out[i] = (in[i] * rstd + shift) * weight[i] + bias[i];
+  }
+}
+
+// PyTorch's GELU (aten/src/ATen/native/cpu/Activation.cpp, GeluKernelImpl): approximate "none":
+// x * 0.5 * (1 + erf(x / sqrt(2))); "tanh": 0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x^3))).
+void run_float_gelu(const OpArgs& a) {
+  if (a.node.int_attr("approximate") == 0) {
+    const auto inv_sqrt2 = static_cast<float>(1.0 / std::sqrt(2.0));
+    unary(a, [=](float x) { return x * 0.5f * (1.0f + std::erf(x * inv_sqrt2)); });
+  } else {
+    const auto beta = static_cast<float>(std::sqrt(2.0 / M_PI));
+    const float kappa = 0.044715f;
+    unary(a, [=](float x) { return 0.5f * x * (1.0f + std::tanh(beta * (x + kappa * x * x * x))); });
+  }
+}
+
+// out[b, m, n] = sum over k in index order of x[b', m, k] * y[b'', k, n], b' and b'' the batch
+// indices of the inputs broadcast to the output's batch axes (torch.matmul).
+void run_float_matmul(const OpArgs& a) {
+  const Shape &xs = a.in(0).shape, &ys = a.in(1).shape, &out_shape = a.out().shape;
+  const int64_t m_size = xs[xs.size() - 2], k_size = xs.back(), n_size = ys.back();
+  const Shape batch(out_shape.begin(), out_shape.end() - 2);
+  const std::vector<float>&x = a.in_buf(0).f, &y = a.in_buf(1).f;
+  std::vector<float>& out = a.out_buf().f;
+  out.resize(static_cast<size_t>(a.out_count()));
+  for_each_broadcast(batch, Shape(xs.begin(), xs.end() - 2), Shape(ys.begin(), ys.end() - 2),
+                     [&](int64_t b, int64_t bx, int64_t by) {
+                       const float* lhs = x.data() + bx * m_size * k_size;
+                       const float* rhs = y.data() + by * k_size * n_size;
+                       float* dst = out.data() + b * m_size * n_size;
+                       for (int64_t m = 0; m < m_size; ++m) {
+                         for (int64_t n = 0; n < n_size; ++n) {
+                           float sum = 0.0f;
+                           for (int64_t k = 0; k < k_size; ++k) sum += lhs[m * k_size + k] * rhs[k * n_size + n];
+                           dst[m * n_size + n] = sum;
+                         }
+                       }
+                     });
+}
+
+// out[i_0, ..., i_r] = x[j] with j's axis perm[d] at index i_d.
+void run_float_permute(const OpArgs& a) {
+  const Shape& in = a.in().shape;
+  const auto& perm = a.node.ints_attr("perm");
+  const size_t rank = in.size();
+  std::vector<int64_t> in_stride(rank, 1);
+  for (size_t d = rank; d-- > 1;) in_stride[d - 1] = in_stride[d] * in[d];
+  const Shape& out_shape = a.out().shape;
+  const std::vector<float>& x = a.in_buf().f;
+  std::vector<float>& y = a.out_buf().f;
+  y.resize(x.size());
+  std::vector<int64_t> index(rank, 0);
+  for (size_t e = 0; e < y.size(); ++e) {
+    int64_t offset = 0;
+    for (size_t d = 0; d < rank; ++d) offset += index[d] * in_stride[perm[d]];
+    y[e] = x[offset];
+    for (size_t d = rank; d-- > 0 && ++index[d] == out_shape[d];) index[d] = 0;
+  }
+}
+
+// The elements [begin, end) along the axis: `outer` blocks of (end - begin) * inner values.
+void run_float_slice(const OpArgs& a) {
+  const Shape& shape = a.in().shape;
+  const auto axis = static_cast<size_t>(a.node.int_attr("axis") + (a.node.int_attr("axis") < 0 ? shape.size() : 0));
+  const int64_t begin = a.node.int_attr("begin"), end = a.node.int_attr("end");
+  int64_t inner = 1;
+  for (size_t d = axis + 1; d < shape.size(); ++d) inner *= shape[d];
+  const int64_t outer = num_elements(shape) / (shape[axis] * inner);
+  const std::vector<float>& x = a.in_buf().f;
+  std::vector<float>& y = a.out_buf().f;
+  y.resize(static_cast<size_t>(a.out_count()));
+  const int64_t block = (end - begin) * inner;
+  for (int64_t o = 0; o < outer; ++o) {
+    const float* from = x.data() + (o * shape[axis] + begin) * inner;
+    std::copy(from, from + block, y.data() + o * block);
+  }
+}
+
+void run_float_sub(const OpArgs& a) { binary(a, [](float x, float y) { return x - y; }); }
+void run_float_div(const OpArgs& a) { binary(a, [](float x, float y) { return x / y; }); }
+
+// A Python-number operand of a float32 tensor op is cast to float32 first (PyTorch's type
+// promotion of wrapped numbers), then one float32 operation.
+void run_float_add_scalar(const OpArgs& a) {
+  const float s = scalar(a);
+  unary(a, [=](float x) { return x + s; });
+}
+void run_float_mul_scalar(const OpArgs& a) {
+  const float s = scalar(a);
+  unary(a, [=](float x) { return x * s; });
+}
+void run_float_div_scalar(const OpArgs& a) {
+  const float s = scalar(a);
+  unary(a, [=](float x) { return x / s; });
+}
+
+}  // namespace qnnpy

@@ -1,0 +1,23 @@
+// Runners of the transformer float ops (src/ops/float_transformer_ops.cpp): float32 in
+// logical order in Buffer::f, float32 out. Sums accumulate in a fixed order of their own,
+// and exp / erf / tanh come from the C library, so results may differ from PyTorch's
+// vectorized float kernels in the last bits (docs/pt2e.md, "Transformer encoders").
+#pragma once
+
+#include "runtime/ops/op_args.h"
+
+namespace qnnpy {
+
+void run_float_softmax(const OpArgs& a);
+void run_float_layer_norm(const OpArgs& a);
+void run_float_gelu(const OpArgs& a);
+void run_float_matmul(const OpArgs& a);
+void run_float_permute(const OpArgs& a);
+void run_float_slice(const OpArgs& a);
+void run_float_sub(const OpArgs& a);
+void run_float_div(const OpArgs& a);
+void run_float_add_scalar(const OpArgs& a);
+void run_float_mul_scalar(const OpArgs& a);
+void run_float_div_scalar(const OpArgs& a);
+
+}  // namespace qnnpy
