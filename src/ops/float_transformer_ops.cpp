@@ -23,21 +23,9 @@
 namespace qnnpy {
 namespace {
 
-// NumPy broadcasting of two shapes (PyTorch's rule for binary ops and matmul's batch axes).
-Shape broadcast(const Checker& c, const Shape& a, const Shape& b) {
-  Shape out(std::max(a.size(), b.size()), 1);
-  for (size_t i = 0; i < out.size(); ++i) {
-    const int64_t da = i < out.size() - a.size() ? 1 : a[i - (out.size() - a.size())];
-    const int64_t db = i < out.size() - b.size() ? 1 : b[i - (out.size() - b.size())];
-    if (da != db && da != 1 && db != 1) c.fail("shapes " + shape_str(a) + " and " + shape_str(b) + " do not broadcast");
-    out[i] = da == 1 ? db : da;
-  }
-  return out;
-}
-
 Shape binary_rule(const Checker& c, const Value&) {
   c.inputs(2);
-  return broadcast(c, c.in(0).shape, c.in(1).shape);
+  return c.broadcast(c.in(0).shape, c.in(1).shape);
 }
 
 Shape unary_rule(const Checker& c, const Value&) {
@@ -86,7 +74,7 @@ Shape matmul_rule(const Checker& c, const Value&) {
     c.fail("both inputs must have rank >= 2 (matrix or batch of matrices), got " + shape_str(a) + " and " + shape_str(b));
   }
   if (a.back() != b[b.size() - 2]) c.fail("inner dimensions of " + shape_str(a) + " and " + shape_str(b) + " differ");
-  Shape out = broadcast(c, Shape(a.begin(), a.end() - 2), Shape(b.begin(), b.end() - 2));
+  Shape out = c.broadcast(Shape(a.begin(), a.end() - 2), Shape(b.begin(), b.end() - 2));
   out.push_back(a[a.size() - 2]);
   out.push_back(b.back());
   return out;
