@@ -1,5 +1,6 @@
 #include "ops/checker.h"
 
+#include <algorithm>
 #include <stdexcept>
 
 #include "ir/limits.h"
@@ -46,6 +47,17 @@ void Checker::reduction_length(int64_t length) const {
     fail("reduction over " + std::to_string(length) + " products exceeds the int32 accumulator limit of " +
          std::to_string(kMaxReductionLength) + " (ir/limits.h)");
   }
+}
+
+Shape Checker::broadcast(const Shape& a, const Shape& b) const {
+  Shape out(std::max(a.size(), b.size()), 1);
+  for (size_t i = 0; i < out.size(); ++i) {
+    const int64_t da = i < out.size() - a.size() ? 1 : a[i - (out.size() - a.size())];
+    const int64_t db = i < out.size() - b.size() ? 1 : b[i - (out.size() - b.size())];
+    if (da != db && da != 1 && db != 1) fail("shapes " + shape_str(a) + " and " + shape_str(b) + " do not broadcast");
+    out[i] = da == 1 ? db : da;
+  }
+  return out;
 }
 
 int64_t Checker::axis(const std::string& key, size_t rank) const {

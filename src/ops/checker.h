@@ -25,6 +25,8 @@ struct Checker {
   void non_negative(const std::vector<int64_t>& v, const std::string& key) const;
   // The length of the int32 reductions of a weighted layer, refused past kMaxReductionLength (ir/limits.h).
   void reduction_length(int64_t length) const;
+  // NumPy broadcasting of two shapes (PyTorch's rule for binary ops); fails when they do not broadcast.
+  Shape broadcast(const Shape& a, const Shape& b) const;
   // A possibly negative axis attribute, normalized against `rank`.
   int64_t axis(const std::string& key, size_t rank) const;
 };

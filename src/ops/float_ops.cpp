@@ -69,15 +69,7 @@ Shape float_linear_rule(const Checker& c, const Value&) {
 // NumPy broadcasting of the two input shapes (PyTorch's rule for binary ops).
 Shape float_binary_rule(const Checker& c, const Value&) {
   c.inputs(2);
-  const Shape &a = c.in(0).shape, &b = c.in(1).shape;
-  Shape out(std::max(a.size(), b.size()), 1);
-  for (size_t i = 0; i < out.size(); ++i) {
-    const int64_t da = i < out.size() - a.size() ? 1 : a[i - (out.size() - a.size())];
-    const int64_t db = i < out.size() - b.size() ? 1 : b[i - (out.size() - b.size())];
-    if (da != db && da != 1 && db != 1) c.fail("shapes " + shape_str(a) + " and " + shape_str(b) + " do not broadcast");
-    out[i] = da == 1 ? db : da;
-  }
-  return out;
+  return c.broadcast(c.in(0).shape, c.in(1).shape);
 }
 
 Shape float_unary_rule(const Checker& c, const Value&) {

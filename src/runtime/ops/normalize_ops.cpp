@@ -51,75 +51,81 @@ struct OutQuant {
   }
 };
 
-float centered(uint8_t q, bool is_signed, int32_t zp, float mean) {
-  const int32_t v = is_signed ? static_cast<int8_t>(q) : q;
-  return static_cast<float>(v - zp) - mean;
-}
+// What both runners read from the node: the input in logical order, the affine params, the
+// input's quantization and the output quantizer.
+struct NormInputs {
+  std::vector<uint8_t> x;
+  const float* w;
+  const float* b;
+  bool is_signed;
+  float s_in;
+  int32_t zp_in;
+  double eps;
+  OutQuant quantize;
 
-OutQuant out_quant(const Value& out) {
-  return {1.0f / out.q.scale[0], out.q.zero_point[0], dtype_min(out.dtype), dtype_max(out.dtype)};
-}
+  explicit NormInputs(const OpArgs& a)
+      : x(to_logical(a.in_buf().q, a.in().shape)),
+        w(a.graph.node_param(a.node, "norm_weight").data<float>()),
+        b(a.graph.node_param(a.node, "norm_bias").data<float>()),
+        is_signed(a.is_signed()),
+        s_in(a.in().q.scale[0]),
+        zp_in(a.in().q.zero_point[0]),
+        eps(a.node.float_attr("eps")),
+        quantize{1.0f / a.out().q.scale[0], a.out().q.zero_point[0], dtype_min(a.out().dtype), dtype_max(a.out().dtype)} {}
+
+  RowScale row(const uint8_t* xr, int64_t n) const { return row_scale(xr, n, is_signed, s_in, zp_in, eps); }
+  float centered(uint8_t q, float mean) const {
+    const int32_t v = is_signed ? static_cast<int8_t>(q) : q;
+    return static_cast<float>(v - zp_in) - mean;
+  }
+};
 
 }  // namespace
 
 // Rows: the leading axes; each row holds the last `normalized_rank` axes. The output
 // is contiguous in PyTorch (the kernel reads a contiguous copy of its input).
 void run_quantized_layer_norm(const OpArgs& a) {
-  const Value &xv = a.in(), &out = a.out();
+  const Shape& shape = a.in().shape;
   const int64_t k = a.node.int_attr("normalized_rank");
   int64_t n = 1;
-  for (int64_t d = static_cast<int64_t>(xv.shape.size()) - k; d < static_cast<int64_t>(xv.shape.size()); ++d) n *= xv.shape[d];
-  const std::vector<uint8_t> x = to_logical(a.in_buf().q, xv.shape);
-  const float* w = a.graph.node_param(a.node, "norm_weight").data<float>();
-  const float* b = a.graph.node_param(a.node, "norm_bias").data<float>();
-  const bool sgn = a.is_signed();
-  const float s_in = xv.q.scale[0];
-  const int32_t zp_in = xv.q.zero_point[0];
-  const double eps = a.node.float_attr("eps");
-  const OutQuant quantize = out_quant(out);
-  std::vector<uint8_t> y(x.size());
-  for (int64_t row = 0; row < static_cast<int64_t>(x.size()) / n; ++row) {
-    const uint8_t* xr = x.data() + row * n;
-    const RowScale rs = row_scale(xr, n, sgn, s_in, zp_in, eps);
+  for (int64_t d = static_cast<int64_t>(shape.size()) - k; d < static_cast<int64_t>(shape.size()); ++d) n *= shape[d];
+  const NormInputs in(a);
+  std::vector<uint8_t> y(in.x.size());
+  for (int64_t row = 0; row < static_cast<int64_t>(in.x.size()) / n; ++row) {
+    const uint8_t* xr = in.x.data() + row * n;
+    const RowScale rs = in.row(xr, n);
     for (int64_t j = 0; j < n; ++j) {
-      y[row * n + j] = quantize(std::fma(centered(xr[j], sgn, zp_in, rs.mean) * rs.r, w[j], b[j]));
+      y[row * n + j] = in.quantize(std::fma(in.centered(xr[j], rs.mean) * rs.r, in.w[j], in.b[j]));
     }
   }
   Buffer& yb = a.out_buf();
   yb.torch_channels_last = false;
-  yb.q = to_storage(std::move(y), out.shape);
+  yb.q = to_storage(std::move(y), a.out().shape);
 }
 
 // Rows: (batch, group), each of C / G channels of the spatial size; the output keeps
 // the input's PyTorch memory format (channels_last stays channels_last).
 void run_quantized_group_norm(const OpArgs& a) {
-  const Value &xv = a.in(), &out = a.out();
-  const int64_t batch = xv.shape[0], channels = xv.shape[1], groups = a.node.int_attr("num_groups");
-  const int64_t spatial = num_elements(xv.shape) / (batch * channels), per_group = channels / groups;
-  const std::vector<uint8_t> x = to_logical(a.in_buf().q, xv.shape);
-  const float* w = a.graph.node_param(a.node, "norm_weight").data<float>();
-  const float* b = a.graph.node_param(a.node, "norm_bias").data<float>();
-  const bool sgn = a.is_signed();
-  const float s_in = xv.q.scale[0];
-  const int32_t zp_in = xv.q.zero_point[0];
-  const double eps = a.node.float_attr("eps");
-  const OutQuant quantize = out_quant(out);
+  const Shape& shape = a.in().shape;
+  const int64_t batch = shape[0], channels = shape[1], groups = a.node.int_attr("num_groups");
+  const int64_t spatial = num_elements(shape) / (batch * channels), per_group = channels / groups;
+  const NormInputs in(a);
   const int64_t n = per_group * spatial;
-  std::vector<uint8_t> y(x.size());
+  std::vector<uint8_t> y(in.x.size());
   for (int64_t row = 0; row < batch * groups; ++row) {
-    const uint8_t* xr = x.data() + row * n;
-    const RowScale rs = row_scale(xr, n, sgn, s_in, zp_in, eps);
+    const uint8_t* xr = in.x.data() + row * n;
+    const RowScale rs = in.row(xr, n);
     for (int64_t cg = 0; cg < per_group; ++cg) {
       const int64_t c = (row % groups) * per_group + cg;
-      const float wr = rs.r * w[c];
+      const float wr = rs.r * in.w[c];
       for (int64_t p = cg * spatial; p < (cg + 1) * spatial; ++p) {
-        y[row * n + p] = quantize(std::fma(centered(xr[p], sgn, zp_in, rs.mean), wr, b[c]));
+        y[row * n + p] = in.quantize(std::fma(in.centered(xr[p], rs.mean), wr, in.b[c]));
       }
     }
   }
   Buffer& yb = a.out_buf();
   yb.torch_channels_last = a.in_buf().torch_channels_last;
-  yb.q = to_storage(std::move(y), out.shape);
+  yb.q = to_storage(std::move(y), a.out().shape);
 }
 
 }  // namespace qnnpy
