@@ -159,7 +159,8 @@ def test_linear_twins(rows, k, n, profile, vector_isa):
     _run_both(g, rng.standard_normal((rows, k)).astype(np.float32), profile, vector_isa)
 
 
-@pytest.mark.parametrize("shape", [(1, 64, 56, 56), (2, 3, 5, 7), (1, 13, 9, 1)])
+# 131 channels: two whole 64-byte zmm blocks of the AVX-512 max pool and a masked rest.
+@pytest.mark.parametrize("shape", [(1, 64, 56, 56), (2, 3, 5, 7), (1, 13, 9, 1), (1, 131, 6, 5)])
 @pytest.mark.parametrize("relu", [0, 1])
 @pytest.mark.parametrize("profile", ["int32_bias", "fbgemm"])
 def test_elementwise_and_pool_twins(shape, relu, profile, vector_isa):
