@@ -31,9 +31,10 @@ void pad_rows(const uint8_t* x, int64_t b, int64_t py0, int64_t py1, const ConvG
 }
 
 // The least work (multiply-adds) for which a conv node takes one more worker: about 10 us
-// of one core's time at the kernels' measured rates on AMD EPYC Zen 4 (gemm_u8s8 on
-// vpdpbusd about 200 GMAC/s, the depthwise rows about 20 GMAC/s; benchmarks/RESULTS.md),
-// several times what handing a chunk to a second core costs.
+// of one core's time at the kernels' rates on AMD EPYC Zen 4 (gemm_u8s8 on vpdpbusd about
+// 200 GMAC/s, the depthwise rows about 20 GMAC/s; benchmarks/RESULTS.md), against the cost
+// of waking a worker and moving its inputs between caches (a few microseconds; the
+// machine was too busy to measure it more closely, see RESULTS.md).
 constexpr int64_t kMinGemmMacsPerWorker = int64_t{2} << 20;
 constexpr int64_t kMinDepthwiseMacsPerWorker = int64_t{200} << 10;
 
