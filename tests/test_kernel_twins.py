@@ -86,6 +86,41 @@ def test_conv_twins(case, input_zp, profile, vector_isa):
         _run_both(gg, rng.standard_normal((2, cin, h, w)).astype(np.float32) * 3, profile, vector_isa)
 
 
+# Layers with enough work that a second worker takes part (conv_runner.cpp: at least 2^21
+# multiply-adds per worker for the GEMM, 200 * 2^10 for depthwise), so that each way of
+# splitting runs: rows of a 3x3 conv, rows of a grouped conv, output-column blocks of a
+# 1x1 conv on 7x7 pixels and of a one-row linear, and depthwise output rows (stride 2).
+SPLIT_CASES = [
+    # cin, cout, kernel, stride, pad, groups, h, w
+    (16, 32, 3, 1, 1, 1, 56, 56),
+    (32, 64, 3, 1, 1, 4, 56, 56),
+    (512, 320, 1, 1, 0, 1, 7, 7),
+    (64, 64, 3, 2, 1, 64, 56, 56),
+]
+
+
+@pytest.mark.parametrize("case", SPLIT_CASES, ids=lambda c: f"c{c[0]}-{c[1]}_k{c[2]}_g{c[5]}_{c[6]}x{c[7]}")
+@pytest.mark.parametrize("profile", ["int32_bias", "fbgemm"])
+def test_convs_split_over_two_workers_equal_the_scalar_twins(case, profile, vector_isa):
+    cin, cout, k, stride, pad, groups, h, w = case
+    rng = np.random.default_rng(cin * cout + h)
+    g = _core.Graph()
+    x = _quantized_input(g, (1, cin, h, w), 0.05, 128)
+    y = _conv(g, x, rng, cin, cout, (k, k), stride, pad, 1, groups, True, True, 0.1, 5)
+    g.mark_output(g.add_node("dequantize", [y], "dq", "dq", "float32"))
+    _run_both(g, rng.standard_normal((1, cin, h, w)).astype(np.float32) * 3, profile, vector_isa)
+
+
+def test_one_row_linear_split_over_two_workers_equals_the_scalar_twin(vector_isa):
+    rng = np.random.default_rng(11)
+    g = _core.Graph()
+    x = g.add_node("quantize", [g.add_input("x", [1, 4096])], "q", "q", "uint8", 0.03, 77)
+    y = g.add_linear(x, "fc", "fc", rng.integers(-128, 128, (1100, 4096), dtype=np.int8), rng.uniform(1e-3, 1e-2, 1100),
+                     np.zeros(1100, np.int64), 0, rng.standard_normal(1100).astype(np.float32), False, "uint8", 0.2, 100)
+    g.mark_output(g.add_node("dequantize", [y], "dq", "dq", "float32"))
+    _run_both(g, rng.standard_normal((1, 4096)).astype(np.float32), "fbgemm", vector_isa)
+
+
 @pytest.mark.parametrize("dtype, input_zp", [("int8", -128), ("int8", 0), ("int8", 37), ("uint8", 255), ("uint8", 3)])
 @pytest.mark.parametrize("profile", ["int32_bias", "fixed_point"])
 def test_depthwise_equals_the_dense_conv_with_block_diagonal_weights(dtype, input_zp, profile, vector_isa):
@@ -159,7 +194,8 @@ def test_linear_twins(rows, k, n, profile, vector_isa):
     _run_both(g, rng.standard_normal((rows, k)).astype(np.float32), profile, vector_isa)
 
 
-@pytest.mark.parametrize("shape", [(1, 64, 56, 56), (2, 3, 5, 7), (1, 13, 9, 1)])
+# 131 channels: two whole 64-byte zmm blocks of the AVX-512 max pool and a masked rest.
+@pytest.mark.parametrize("shape", [(1, 64, 56, 56), (2, 3, 5, 7), (1, 13, 9, 1), (1, 131, 6, 5)])
 @pytest.mark.parametrize("relu", [0, 1])
 @pytest.mark.parametrize("profile", ["int32_bias", "fbgemm"])
 def test_elementwise_and_pool_twins(shape, relu, profile, vector_isa):

@@ -61,7 +61,7 @@ void check(TwinContext& ctx, int64_t c) {
 
 void twin_pool(TwinContext& ctx) {
   for (int rep = 0; rep < 4; ++rep)
-    for (int64_t c : {1, 3, 8, 16, 17, 32, 40, 64, 70}) check(ctx, c);
+    for (int64_t c : {1, 3, 8, 16, 17, 29, 32, 40, 64, 70, 131}) check(ctx, c);
 }
 
 }  // namespace qnnpy::kernel_tests

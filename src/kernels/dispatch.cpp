@@ -197,6 +197,11 @@ const KernelSet& avx512_vnni_kernels() {
     s.gemm_u8s8 = gemm_u8s8_avx512vnni;
     s.gemm_u8s8_exact = true;
     s.depthwise_row = depthwise_row_avx512vnni;
+    s.add_float = add_float_avx512;
+    s.add_fixed = add_fixed_avx512;
+    s.max_pool2d = max_pool2d_avx512;
+    s.adaptive_avg_pool2d = adaptive_avg_pool2d_avx512;
+    s.avg_pool2d = avg_pool2d_avx512;
     return s;
   }();
   return k;

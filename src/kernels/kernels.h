@@ -16,7 +16,8 @@ namespace qnnpy {
 // elements and a scalar loop over the rest (aten/src/ATen/native/cpu/Loops.h).
 constexpr int64_t kTorchVectorBlock = 64;
 
-// Avx512Vnni: the AVX2 set with the AVX-512 VNNI GEMM and depthwise kernels swapped in.
+// Avx512Vnni: the AVX2 set with the AVX-512 kernels swapped in (VNNI GEMM and depthwise;
+// add, max/average pools on zmm: src/kernels/avx512, kept where measured faster).
 // NeonDot: the NEON kernels with the GEMM on sdot (the Armv8.2 dot-product extension).
 enum class Isa { Scalar, Avx2, Avx512Vnni, Neon, NeonDot };
 
@@ -203,7 +204,7 @@ struct KernelSet {
 const KernelSet& kernel_set(Isa isa);
 const KernelSet& scalar_kernels();
 const KernelSet& avx2_kernels();         // x86-64 builds with QNNPY_SIMD only
-const KernelSet& avx512_vnni_kernels();  // the AVX2 set with its VNNI kernels swapped in; x86-64 builds only
+const KernelSet& avx512_vnni_kernels();  // the AVX2 set with its AVX-512 kernels swapped in; x86-64 builds only
 const KernelSet& neon_kernels();         // AArch64 builds with QNNPY_SIMD only
 const KernelSet& neon_dot_kernels();     // AArch64 builds with QNNPY_SIMD only
 

@@ -30,6 +30,14 @@ void pad_rows(const uint8_t* x, int64_t b, int64_t py0, int64_t py1, const ConvG
   }
 }
 
+// The least work (multiply-adds) for which a conv node takes one more worker: about 10 us
+// of one core's time at the kernels' rates on AMD EPYC Zen 4 (gemm_u8s8 on vpdpbusd about
+// 200 GMAC/s, the depthwise rows about 20 GMAC/s; benchmarks/RESULTS.md), against the cost
+// of waking a worker and moving its inputs between caches (a few microseconds; the
+// machine was too busy to measure it more closely, see RESULTS.md).
+constexpr int64_t kMinGemmMacsPerWorker = int64_t{2} << 20;
+constexpr int64_t kMinDepthwiseMacsPerWorker = int64_t{200} << 10;
+
 // Each task pads the input rows its output rows read (in its own scratch, so padding
 // takes no serial pass and no job of its own), then runs the row kernel and requantizes.
 void run_depthwise(const OpArgs& a, const PreparedLayer& L, int64_t batch, const ConvGeometry& g, uint8_t* out,
@@ -41,6 +49,7 @@ void run_depthwise(const OpArgs& a, const PreparedLayer& L, int64_t batch, const
   const bool sgn = a.is_signed();
   const RequantParams rq = L.requant(0, true);
   const int64_t out_rows = batch * g.oh;
+  threads = workers_for(out_rows * g.ow * c * L.kh * L.kw, kMinDepthwiseMacsPerWorker, threads);
   const int64_t rows_per_task = std::max<int64_t>(1, out_rows / (4 * threads));
   parallel_chunks((out_rows + rows_per_task - 1) / rows_per_task, threads, [&](int64_t task, int) {
     int32_t* acc = thread_scratch<int32_t, 1>(static_cast<size_t>(g.ow * c));
@@ -67,6 +76,7 @@ const char* run_gemm(const OpArgs& a, const PreparedLayer& L, const ConvGeometry
   const bool u8s8 = prepare_u8s8_input(a.k, x.q.data(), static_cast<int64_t>(x.q.size()), L, u8_in);
   const bool sgn = a.is_signed();
   const int64_t cpg = L.cout_per_group, row_len = u8s8 ? L.kq : L.kp;
+  threads = workers_for(rows * L.k * L.cout, kMinGemmMacsPerWorker, threads);
   const int64_t per_group = u8s8 ? packed_b_u8s8_size(L.k, cpg) : packed_b_size(L.k, cpg);
   // Tasks: equal chunks of at most kMaxChunkRows rows in multiples of the GEMM tile's 6
   // rows, as many as a multiple of the workers so that they finish together. With

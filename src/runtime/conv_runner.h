@@ -8,7 +8,8 @@
 namespace qnnpy {
 
 // Depthwise convs use the direct depthwise kernel; all others im2col + GEMM in
-// tasks of rows (and, when rows are few, column blocks) split over `threads` workers.
+// tasks of rows (and, when rows are few, column blocks) split over up to `threads`
+// workers: one per 2^21 multiply-adds (GEMM) or 200 * 2^10 (depthwise), at least one.
 // The GEMM is uint8 x int8 when the layer has that path and this input cannot
 // saturate its int16 pair sums, exact int16 otherwise. Returns the kernel used:
 // "depthwise", "gemm_u8s8" or "gemm_s16". `spatial`: a conv2d node (NCHW input),

@@ -6,14 +6,28 @@
 namespace qnnpy {
 namespace {
 
-// memcpy with the 16..32-byte case inlined as two overlapping 16-byte moves (the
-// contiguous taps of a small-channel conv such as ResNet's first, 7 x 3 = 21 bytes).
+// Copies [0, n) with two moves of `kSize` bytes (the second overlapping the first), for
+// kSize <= n <= 2 kSize: constant sizes the compiler inlines, where a memcpy of a
+// variable size would be a library call per tap.
+template <int kSize>
+inline void copy_two_moves(const uint8_t* src, int64_t n, uint8_t* dst) {
+  std::memcpy(dst, src, kSize);
+  std::memcpy(dst + n - kSize, src + n - kSize, kSize);
+}
+
+// memcpy with the spans of small-channel convs inlined: the contiguous taps of ResNet's
+// first conv (7 x 3 = 21 bytes), of MobileNetV2's (3 x 3 = 9 bytes), single taps of 3 channels.
 inline void copy_bytes(const uint8_t* src, int64_t n, uint8_t* dst) {
-  if (n >= 16 && n <= 32) {
-    std::memcpy(dst, src, 16);
-    std::memcpy(dst + n - 16, src + n - 16, 16);
-  } else {
+  if (n > 32) {
     std::memcpy(dst, src, static_cast<size_t>(n));
+  } else if (n >= 16) {
+    copy_two_moves<16>(src, n, dst);
+  } else if (n >= 8) {
+    copy_two_moves<8>(src, n, dst);
+  } else if (n >= 4) {
+    copy_two_moves<4>(src, n, dst);
+  } else {
+    for (int64_t i = 0; i < n; ++i) dst[i] = src[i];
   }
 }
 
@@ -24,8 +38,13 @@ template <class T, class Copy>
 void im2col_rows(const uint8_t* x, const ConvGeometry& g, const PreparedLayer& L, int64_t group, int64_t r0, int64_t r1,
                  int64_t row_len, T pad, Copy copy, T* a) {
   const int64_t cg = L.cin_per_group, c0 = group * cg;
-  for (int64_t r = r0; r < r1; ++r) {
-    const int64_t b = r / (g.oh * g.ow), oy = (r / g.ow) % g.oh, ox = r % g.ow;
+  // The output pixel (b, oy, ox) of row r, stepped along with r (no divisions per row).
+  int64_t b = r0 / (g.oh * g.ow), oy = (r0 / g.ow) % g.oh, ox = r0 % g.ow;
+  for (int64_t r = r0; r < r1; ++r, ++ox) {
+    if (ox == g.ow) {
+      ox = 0;
+      if (++oy == g.oh) oy = 0, ++b;
+    }
     T* dst = a + (r - r0) * row_len;
     for (int64_t ky = 0; ky < L.kh; ++ky) {
       const int64_t iy = oy * L.sh - L.ph + ky * L.dh;

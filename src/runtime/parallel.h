@@ -17,6 +17,15 @@ namespace qnnpy {
 // running body has finished.
 void run_on_workers(int workers, const std::function<void(int)>& body);
 
+// How many of `threads` workers a job of `work` units should use: one per `min_work_per_worker`
+// units, at least one. A worker costs the job a wake-up and the transfer of its inputs
+// between cores, and on a busy machine it may be preempted while holding a chunk, which
+// the job then waits for: a job too small to repay that runs on the calling thread alone.
+inline int workers_for(int64_t work, int64_t min_work_per_worker, int threads) {
+  const int64_t useful = work / min_work_per_worker;
+  return static_cast<int>(useful < 1 ? 1 : (useful < threads ? useful : threads));
+}
+
 // Calls fn(chunk, worker) for chunk in [0, chunks) on up to `threads` workers; chunks
 // are handed out one at a time, so uneven chunks balance.
 template <class Fn>

@@ -1,4 +1,4 @@
-// The AVX-512 VNNI kernels (declarations); see kernels.h for the contracts. The other
+// The AVX-512 kernels (declarations); see kernels.h for the contracts. The other
 // entries of this ISA's kernel set are the AVX2 kernels (dispatch.cpp).
 #pragma once
 
@@ -13,5 +13,14 @@ void gemm_u8s8_avx512vnni(const uint8_t* a, int64_t m, int64_t kq, const int8_t*
 // vpdpwssd on int16 tap pairs: exact, as the AVX2 variant's vpmaddwd + vpaddd.
 void depthwise_row_avx512vnni(const uint8_t* x, const DepthwiseRow& s, bool is_signed, const int16_t* w_pairs,
                               int32_t* acc);
+// zmm forms of the AVX2 kernels of the same names (AVX-512 F/BW/VL), same results bit for bit.
+void add_float_avx512(const uint8_t* a, const uint8_t* b, int64_t n, bool is_signed, const AddFloatParams& p,
+                      uint8_t* out);
+void add_fixed_avx512(const uint8_t* a, const uint8_t* b, int64_t n, bool is_signed, const AddFixedParams& p,
+                      uint8_t* out);
+void max_pool2d_avx512(const uint8_t* x, const Pool2dShape& s, bool is_signed, uint8_t* out);
+void adaptive_avg_pool2d_avx512(const uint8_t* x, const Pool2dShape& s, bool is_signed, const AdaptivePoolParams& p,
+                                uint8_t* out);
+void avg_pool2d_avx512(const uint8_t* x, const Pool2dShape& s, bool is_signed, const AvgPool2dParams& p, uint8_t* out);
 
 }  // namespace qnnpy
