@@ -36,6 +36,15 @@ def _outputs(arg: Any) -> list[torch.fx.Node]:
     raise ConversionError(f"model output {arg!r:.60} is not a tensor")
 
 
+def _input_dtype(name: str, example: torch.Tensor) -> str:
+    """The graph input's dtype: float32 for a float example, int64 / int32 for indices (embeddings)."""
+    if example.is_floating_point():
+        return "float32"
+    if example.dtype in (torch.int64, torch.int32):
+        return str(example.dtype).removeprefix("torch.")
+    raise ConversionError(f"input '{name}' is {example.dtype}: inputs must be float, or int64 / int32 indices")
+
+
 def convert_captured(captured: CapturedGraph) -> QDQModule:
     """Convert a captured model; every unsupported op is reported at once."""
     ctx = ConversionContext(captured)
@@ -50,7 +59,8 @@ def convert_captured(captured: CapturedGraph) -> QDQModule:
     failed: set[str] = set()
     for node in gm.graph.nodes:
         if node.op == "placeholder":
-            ctx.env[node.name] = ctx.graph.add_input(node.target, list(ctx.example(node).shape))
+            example = ctx.example(node)
+            ctx.env[node.name] = ctx.graph.add_input(node.target, list(example.shape), _input_dtype(node.target, example))
             continue
         if node.op == "output":
             if not unsupported:

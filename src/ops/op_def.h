@@ -22,6 +22,7 @@ enum class OpKind {
   Dequantize,        // quantized in, float32 out
   Float,             // float32 in, float32 out: a part the quantizer left in float, or a dynamic
                      // quantized op (it quantizes its input inside)
+  Lookup,            // integer indices (int64 / int32) in, float32 rows of a table out: embeddings
 };
 
 struct OpDef {
