@@ -58,5 +58,6 @@ std::vector<OpDef> norm_ops();         // norm.cpp
 std::vector<OpDef> dynamic_ops();      // dynamic.cpp
 std::vector<OpDef> softmax_ops();      // softmax.cpp
 std::vector<OpDef> float_ops();        // float_ops.cpp
+std::vector<OpDef> embedding_ops();    // embedding.cpp
 
 }  // namespace qnnpy
