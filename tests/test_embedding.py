@@ -276,3 +276,24 @@ def test_bag_rule_refuses_inputs_that_do_not_fit():
                             np.zeros(10, np.float32))
     out = _core.add_embedding(g, "embedding_bag", [grid], "b", "b", ints={"include_last_offset": [0]}, **table)
     assert g.value(out)["shape"] == (2, 4)
+
+
+def test_cli_compare_reads_index_inputs(cases, tmp_path, capsys):
+    from qnnpy import cli
+
+    model, inputs = cases["embedding_linear"]
+    torch.jit.save(torch.jit.trace(model, inputs), tmp_path / "model.pt")
+    qnnpy.from_torch(model, inputs).save(tmp_path / "out")
+    np.save(tmp_path / "ids.npy", np.stack([inputs[0].numpy(), token_ids((3, 7), seed=5).numpy()]))
+    code = cli.main(["compare", str(tmp_path / "model.pt"), str(tmp_path / "out"), "--inputs", str(tmp_path / "ids.npy"),
+                     "--profile", "fbgemm", "--no-tvm"])
+    out = capsys.readouterr().out
+    assert code == cli.EXIT_OK, out
+    assert "runtime profile fbgemm vs PyTorch fbgemm: 3/3 layers bit-identical" in out
+    code = cli.main(["compare", str(tmp_path / "model.pt"), str(tmp_path / "out"), "--no-tvm"])
+    assert code == cli.EXIT_CONVERSION
+    assert "the module's input takes int64 indices: give them with --inputs FILE.npy" in capsys.readouterr().err
+    np.save(tmp_path / "floats.npy", inputs[0].numpy().astype(np.float32))
+    code = cli.main(["compare", str(tmp_path / "model.pt"), str(tmp_path / "out"), "--inputs", str(tmp_path / "floats.npy")])
+    assert code == cli.EXIT_INPUT_FILE
+    assert "holds float32 values; the module's input takes int64 indices" in capsys.readouterr().err

@@ -5,7 +5,8 @@
 // and fbgemm's EmbeddingSpMDM sums a bag as
 //     acc = 0;  for each index i of the bag: acc = fma(w_i * scale, q, acc + w_i * bias)
 // with w_i = 1 without per-sample weights (fbgemm src/RefImplementations.cc, EmbeddingSpMDM_ref;
-// its AVX2 / AVX-512 code does the same operations lane by lane). PyTorch's quantized
+// PyTorch runs fbgemm's generated SIMD code, which tests/test_embedding.py finds equal to this
+// formula bit for bit). PyTorch's quantized
 // embedding_bag_byte passes normalize_by_lengths = false whatever the module's mode, so a bag is
 // always this sum (aten/src/ATen/native/quantized/cpu/qembeddingbag.cpp). embedding_byte is the
 // bag of one index: fma(scale, q, 0 + bias). The build has -ffp-contract=off, so the products
