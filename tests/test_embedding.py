@@ -297,3 +297,15 @@ def test_cli_compare_reads_index_inputs(cases, tmp_path, capsys):
     code = cli.main(["compare", str(tmp_path / "model.pt"), str(tmp_path / "out"), "--inputs", str(tmp_path / "floats.npy")])
     assert code == cli.EXIT_INPUT_FILE
     assert "holds float32 values; the module's input takes int64 indices" in capsys.readouterr().err
+
+
+def test_an_index_input_that_is_also_an_output_comes_back_unchanged():
+    g = _core.Graph()
+    for dtype in ("int64", "int32"):
+        ids = g.add_input(f"ids_{dtype}", [2, 3], dtype)
+        g.mark_output(ids)
+    values = [np.arange(6, dtype=np.int64).reshape(2, 3) - 2, np.arange(6, dtype=np.int32).reshape(2, 3) * 7]
+    outputs, _ = _core.Executor(g).run(values)
+    for got, expected in zip(outputs, values):
+        assert got.dtype == expected.dtype
+        np.testing.assert_array_equal(got, expected)

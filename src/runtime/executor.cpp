@@ -39,6 +39,13 @@ HostTensor Executor::to_host(int value_id, const Buffer& b) const {
   if (v.dtype == DType::Float32) {
     t.bytes.resize(b.f.size() * sizeof(float));
     std::memcpy(t.bytes.data(), b.f.data(), t.bytes.size());
+  } else if (v.dtype == DType::Int64) {  // an index input that is also an output
+    t.bytes.resize(b.idx.size() * sizeof(int64_t));
+    std::memcpy(t.bytes.data(), b.idx.data(), t.bytes.size());
+  } else if (v.dtype == DType::Int32) {
+    const std::vector<int32_t> narrow(b.idx.begin(), b.idx.end());  // widened from int32 on the way in
+    t.bytes.resize(narrow.size() * sizeof(int32_t));
+    std::memcpy(t.bytes.data(), narrow.data(), t.bytes.size());
   } else {
     t.bytes = to_logical(b.q, v.shape);
   }
