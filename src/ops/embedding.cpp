@@ -11,8 +11,9 @@
 //   per-sample weights, shaped like the indices.
 // - float_embedding: a float32 table (aten.embedding of a model left in float).
 //
-// Emission: the 8-bit table dequantized per row (axis 0), as (q * scale) + bias with PyTorch's
-// bias = -(zero_point * scale) (a float zero point has no R.dequantize form), then R.take of the
+// Emission: the 8-bit table dequantized per row (axis 0), as q * scale + bias with PyTorch's
+// bias = -(zero_point * scale) (a float zero point has no R.dequantize form), computed in float64
+// and cast to float32 (PyTorch's single fma rounding, see float_table), then R.take of the
 // rows; a bag sums its rows (R.sum over fixed-length bags, a 0/1 bag-membership matrix times the
 // rows with offsets). The runtime's arithmetic: src/runtime/ops/embedding_ops.cpp.
 #include <string>
@@ -118,9 +119,13 @@ std::string float_table(Emitter& e, const Node& n) {
   const std::string zero_point = g.node_param(n, "weight_zero_point").name;
   const std::string column = "R.shape([" + std::to_string(w.shape[0]) + ", 1])";
   const std::string base = e.out_name(n);
-  const std::string s = e.emit(base + "_row_scale", "R.reshape(" + scale + ", " + column + ")");
+  // PyTorch's row value is fma(scale, q, bias): one rounding. In float64 the product of a float32 and
+  // a byte is exact, so the float64 sum rounded to float32 is that fma but for a double rounding
+  // (the float64 sum landing on a float32 tie), where float32 multiply-then-add rounds twice.
+  const std::string s = e.emit(base + "_row_scale", "R.astype(R.reshape(" + scale + ", " + column + "), \"float64\")");
   const std::string bias = e.emit(base + "_row_bias", "R.reshape(R.negative(R.multiply(" + zero_point + ", " + scale + ")), " + column + ")");
-  return e.emit(base + "_table", "R.add(R.multiply(R.astype(" + w.name + ", \"float32\"), " + s + "), " + bias + ")");
+  return e.emit(base + "_table", "R.astype(R.add(R.multiply(R.astype(" + w.name + ", \"float64\"), " + s + "), R.astype(" + bias +
+                                     ", \"float64\")), \"float32\")");
 }
 
 void lookup_emit(Emitter& e, const Node& n) {
