@@ -319,3 +319,34 @@ def test_tvm_float_form_gives_pytorchs_rows():
     module = qnnpy.from_torch(model, (ids,))
     with torch.no_grad():
         np.testing.assert_array_equal(tvm_bridge.build(module, form="qdq")(ids.numpy()), model(ids).numpy())
+
+
+class TwoTables(nn.Module):
+    """Token embedding + bag embedding, added, then a linear: FX graph mode quantizes it whole."""
+
+    def __init__(self):
+        super().__init__()
+        self.emb, self.bag, self.fc = nn.Embedding(50, 16), nn.EmbeddingBag(50, 16), nn.Linear(16, 8)
+
+    def forward(self, ids: torch.Tensor, bag_ids: torch.Tensor, offsets: torch.Tensor) -> torch.Tensor:
+        return self.fc(self.emb(ids) + self.bag(bag_ids, offsets))
+
+
+def test_fx_graph_mode_model_with_two_tables():
+    from torch.ao.quantization import QConfigMapping, get_default_qconfig
+    from torch.ao.quantization.quantize_fx import convert_fx, prepare_fx
+
+    torch.manual_seed(0)
+    mapping = (QConfigMapping().set_global(get_default_qconfig("fbgemm"))
+               .set_object_type(nn.Embedding, float_qparams_weight_only_qconfig)
+               .set_object_type(nn.EmbeddingBag, float_qparams_weight_only_qconfig))
+    example = (token_ids((4,)), token_ids((9,), seed=1), torch.tensor([0, 2, 2, 5]))
+    prepared = prepare_fx(TwoTables().eval(), mapping, example)
+    prepared(*example)
+    model = convert_fx(prepared)
+    module = qnnpy.from_torch(model, example)
+    assert [n["op"] for n in module.nodes()] == ["embedding", "quantize", "embedding_bag", "quantize", "add", "linear",
+                                                 "dequantize"]
+    with torch.no_grad():
+        expected = model(*example).numpy()
+    np.testing.assert_array_equal(_float_outputs(module, "fbgemm", *example), expected)
