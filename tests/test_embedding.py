@@ -2,6 +2,7 @@
 float_embedding (nn.Embedding left in float), bit-exact against PyTorch's fbgemm engine (tolerance 0)."""
 from __future__ import annotations
 
+import struct
 from collections import OrderedDict
 
 import numpy as np
@@ -350,3 +351,17 @@ def test_fx_graph_mode_model_with_two_tables():
     with torch.no_grad():
         expected = model(*example).numpy()
     np.testing.assert_array_equal(_float_outputs(module, "fbgemm", *example), expected)
+
+
+def test_graph_file_keeps_its_version_and_refuses_an_unknown_input_dtype():
+    """Index inputs need no new file layout (a value's dtype byte holds them): version 01 as before; a dtype byte past
+    int64 (a newer qnnpy's) is refused by name."""
+    g = _core.Graph()
+    ids = g.add_input("ids", [3], "int64")
+    g.mark_output(_core.add_embedding(g, "float_embedding", [ids], "e", "e", np.ones((4, 2), np.float32)))
+    data = bytes(g.serialize())
+    assert data.startswith(b"QNNPYG01")
+    record = struct.pack("<Q", 3) + b"ids"
+    assert _core.Graph.deserialize(data).value(0)["dtype"] == "int64"
+    with pytest.raises(ValueError, match="graph file holds an unknown dtype"):
+        _core.Graph.deserialize(data.replace(record + b"\x04", record + b"\x05", 1))
