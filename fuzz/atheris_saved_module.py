@@ -56,7 +56,7 @@ def test_one_input(data: bytes) -> None:
         module.script()
         module.summary()
         if _work(module) <= MAX_WORK and all(math.prod(s) <= MAX_WORK for s in module.input_shapes):
-            module.run(*[np.zeros(s, np.float32) for s in module.input_shapes], isa="scalar")
+            module.run(*[np.zeros(s, d) for s, d in zip(module.input_shapes, module.input_dtypes)], isa="scalar")
     except ValueError:
         pass  # the documented refusal of a bad file
 

@@ -49,15 +49,37 @@ inline int64_t bounded_work(const Graph& g) {
   return work;
 }
 
-// Deterministic inputs in [-4, 4), the same for every ISA.
-inline std::vector<std::vector<float>> make_inputs(const Graph& g) {
-  std::vector<std::vector<float>> inputs;
+// One graph input's values, in its dtype.
+struct GraphInput {
+  std::vector<float> f;
+  std::vector<int64_t> i64;
+  std::vector<int32_t> i32;
+  const void* data() const {
+    if (!i64.empty()) return i64.data();
+    if (!i32.empty()) return i32.data();
+    return f.data();
+  }
+};
+
+// Deterministic inputs, the same for every ISA: floats in [-4, 4); indices in [-1, 15), mostly
+// inside small tables, sometimes outside (which the runtime refuses).
+inline std::vector<GraphInput> make_inputs(const Graph& g) {
+  std::vector<GraphInput> inputs;
   uint32_t state = 12345;
+  auto next = [&state] {
+    state = state * 1664525u + 1013904223u;
+    return state >> 8;
+  };
   for (int id : g.inputs()) {
-    std::vector<float> x(static_cast<size_t>(bounded_elements(g.value(id).shape, kMaxWork)));
-    for (float& f : x) {
-      state = state * 1664525u + 1013904223u;
-      f = static_cast<float>(state >> 8) / static_cast<float>(1 << 24) * 8.0f - 4.0f;
+    const Value& v = g.value(id);
+    const size_t count = static_cast<size_t>(bounded_elements(v.shape, kMaxWork));
+    GraphInput x;
+    if (v.dtype == DType::Int64) {
+      for (size_t i = 0; i < count; ++i) x.i64.push_back(static_cast<int64_t>(next() % 16) - 1);
+    } else if (v.dtype == DType::Int32) {
+      for (size_t i = 0; i < count; ++i) x.i32.push_back(static_cast<int32_t>(next() % 16) - 1);
+    } else {
+      for (size_t i = 0; i < count; ++i) x.f.push_back(static_cast<float>(next()) / static_cast<float>(1 << 24) * 8.0f - 4.0f);
     }
     inputs.push_back(std::move(x));
   }
@@ -65,9 +87,9 @@ inline std::vector<std::vector<float>> make_inputs(const Graph& g) {
 }
 
 inline std::vector<HostTensor> run_once(const std::shared_ptr<const Graph>& g, Profile profile, Isa isa,
-                                        const std::vector<std::vector<float>>& inputs) {
+                                        const std::vector<GraphInput>& inputs) {
   Executor executor(g, profile, isa, 1);
-  std::vector<const float*> ptrs;
+  std::vector<const void*> ptrs;
   for (const auto& x : inputs) ptrs.push_back(x.data());
   return executor.run(ptrs, nullptr);
 }
@@ -77,7 +99,7 @@ inline void run_on_both_isas(const char* target, const std::shared_ptr<const Gra
   if (bounded_work(*g) < 0) return;
   const Profile profiles[] = {Profile::Int32Bias, Profile::Fbgemm, Profile::FixedPoint};
   const Profile profile = profiles[selector % 3];
-  const std::vector<std::vector<float>> inputs = make_inputs(*g);
+  const std::vector<GraphInput> inputs = make_inputs(*g);
   const std::vector<HostTensor> scalar = run_once(g, profile, Isa::Scalar, inputs);
   if (!cpu_has_avx2()) return;
   const std::vector<HostTensor> avx2 = run_once(g, profile, Isa::Avx2, inputs);

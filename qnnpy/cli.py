@@ -97,8 +97,9 @@ def generated_inputs(shape: tuple[int, ...], count: int, seed: int) -> list[torc
     return [torch.randn(shape, generator=generator) for _ in range(count)]
 
 
-def read_inputs(path: Path, shape: tuple[int, ...]) -> list[torch.Tensor]:
-    """Inputs from a ``.npy`` array shaped like one input or stacked as ``(N, *shape)``."""
+def read_inputs(path: Path, shape: tuple[int, ...], dtype: str = "float32") -> list[torch.Tensor]:
+    """Inputs from a ``.npy`` array shaped like one input or stacked as ``(N, *shape)``: float32, or for an
+    index input (``dtype`` "int64" / "int32", an embedding's) the integer array as that dtype."""
     try:
         array = np.load(path, allow_pickle=False)
     except (OSError, ValueError) as e:
@@ -108,7 +109,9 @@ def read_inputs(path: Path, shape: tuple[int, ...]) -> list[torch.Tensor]:
     if tuple(array.shape[1:]) != shape:
         raise InputFileError(f"{path} holds an array of shape {tuple(array.shape)}; the module's input is {shape} "
                              f"(give one input of that shape or N stacked as (N, {', '.join(map(str, shape))}))")
-    return [torch.from_numpy(np.ascontiguousarray(a, dtype=np.float32)) for a in array]
+    if dtype != "float32" and array.dtype.kind not in "iu":
+        raise InputFileError(f"{path} holds {array.dtype} values; the module's input takes {dtype} indices")
+    return [torch.from_numpy(np.ascontiguousarray(a, dtype=np.dtype(dtype))) for a in array]
 
 
 def load_saved_module(directory: Path) -> QDQModule:
@@ -198,8 +201,10 @@ def run_compare(args: argparse.Namespace) -> int:
     saved = load_saved_module(args.module_dir)
     if len(saved.input_shapes) != 1:
         raise CliError(EXIT_CONVERSION, f"compare supports single-input modules; this one has {len(saved.input_shapes)}")
-    shape = tuple(saved.input_shapes[0])
-    inputs = read_inputs(args.inputs, shape) if args.inputs else generated_inputs(shape, args.num_inputs, SEED)
+    shape, dtype = tuple(saved.input_shapes[0]), saved.input_dtypes[0]
+    if dtype != "float32" and not args.inputs:
+        raise CliError(EXIT_CONVERSION, f"the module's input takes {dtype} indices: give them with --inputs FILE.npy")
+    inputs = read_inputs(args.inputs, shape, dtype) if args.inputs else generated_inputs(shape, args.num_inputs, SEED)
     use_tvm = _use_tvm(args.tvm)
     progress(f"loading {args.model_file}")
     torch.backends.quantized.engine = "fbgemm"  # the engine from_torch reads the packed weights under
@@ -346,8 +351,9 @@ def build_parser() -> argparse.ArgumentParser:
     comp.add_argument("module_dir", metavar="OUT_DIR", type=Path, help="folder written by qnnpy convert")
     comp.add_argument("--trust-pickle", action="store_true", help=TRUST_PICKLE_HELP)
     comp.add_argument("--inputs", metavar="FILE.npy", type=Path,
-                      help="float inputs: one array shaped like the module's input, or N of them stacked as "
-                           "(N, *input shape). Default: generated, see --num-inputs")
+                      help="float inputs (integer indices for an embedding model): one array shaped like the "
+                           "module's input, or N of them stacked as (N, *input shape). Default: generated "
+                           "(float inputs only), see --num-inputs")
     comp.add_argument("--num-inputs", metavar="N", type=positive_int, default=4,
                       help="number of generated standard-normal inputs (fixed seed) when --inputs is not given "
                            "(default: %(default)s)")

@@ -14,6 +14,7 @@ from typing import Sequence
 import numpy as np
 
 from qnnpy import _core
+from qnnpy.graph_inputs import input_arrays
 from qnnpy.profiles import check_profile
 
 
@@ -73,6 +74,7 @@ class Executor:
         self._output_dtypes = output_integer_dtypes(graph)
         if len(self._output_qparams) != len(self._output_dtypes):
             raise ValueError(f"{len(self._output_qparams)} output qparams given for {len(self._output_dtypes)} outputs")
+        self._graph = graph
         self._executor = _core.Executor(graph, check_profile(profile), isa or "", threads)
 
     @property
@@ -84,8 +86,9 @@ class Executor:
         return self._executor.isa
 
     def run(self, *inputs: np.ndarray, capture: bool = False) -> RunResult:
-        """Run on float inputs shaped like the module's inputs (checked by the core); returns every output."""
-        arrays = [np.ascontiguousarray(np.asarray(x, dtype=np.float32)) for x in inputs]
+        """Run on inputs shaped like the module's inputs (checked by the core): float32, or integer arrays for
+        index inputs (an int64 / int32 input of an embedding); returns every output."""
+        arrays = input_arrays(self._graph, inputs)
         outputs, captured = self._executor.run(arrays, capture)
         results = [self._integer_and_real(out, scale, zero_point, dtype)
                    for out, (scale, zero_point), dtype in zip(outputs, self._output_qparams, self._output_dtypes)]

@@ -60,6 +60,11 @@ class QDQModule:
         return [self._graph.value(i)["shape"] for i in self._graph.inputs]
 
     @property
+    def input_dtypes(self) -> list[str]:
+        """Each input's dtype: "float32", or "int64" / "int32" for indices (embedding lookups)."""
+        return [self._graph.value(i)["dtype"] for i in self._graph.inputs]
+
+    @property
     def output_info(self) -> list[dict[str, Any]]:
         """Name, dtype, shape and qparams of each output."""
         return [self._graph.value(i) for i in self._graph.outputs]
@@ -192,7 +197,9 @@ class QDQModule:
         by_dtype = self.param_bytes()
         total = sum(by_dtype.values())
         float_bytes = self.float_weight_bytes()
-        lines = [f"QDQModule: {len(nodes)} ops, inputs {list(zip(self.input_names, self.input_shapes))}"]
+        inputs = [(name, shape) if dtype == "float32" else (name, shape, dtype)  # integer inputs: indices
+                  for name, shape, dtype in zip(self.input_names, self.input_shapes, self.input_dtypes)]
+        lines = [f"QDQModule: {len(nodes)} ops, inputs {inputs}"]
         lines.append("  ops: " + ", ".join(f"{op} x{n}" for op, n in sorted(ops.items())))
         floats = {op: n for op, n in sorted(ops.items()) if _core.op_info(op)["kind"] == "float"}
         listed = f" ({', '.join(f'{op} x{n}' for op, n in floats.items())}), run in float32" if floats else ""

@@ -20,6 +20,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from qnnpy.graph_inputs import input_arrays
+
 if TYPE_CHECKING:
     from qnnpy.module import QDQModule
 
@@ -81,7 +83,7 @@ def to_kernel_relax(module: "QDQModule", profile: str = "int32_bias") -> Any:
     values = module.graph.values()
     value_id = {v["name"]: i for i, v in enumerate(values)}
     bb = relax.BlockBuilder()
-    inputs = [relax.Var(values[i]["name"], relax.TensorType(values[i]["shape"], "float32"))
+    inputs = [relax.Var(values[i]["name"], relax.TensorType(values[i]["shape"], values[i]["dtype"]))
               for i in module.graph.inputs]
     with bb.function("main", inputs):
         with bb.dataflow():
@@ -123,11 +125,12 @@ class KernelRunner:
         self.executable = tvm.compile(self.ir_module, target=target)
         self._device = tvm.cpu()
         self._vm = relax.VirtualMachine(self.executable, self._device)
+        self._graph = module.graph
 
     def __call__(self, *inputs: np.ndarray) -> np.ndarray | list[np.ndarray]:
         import tvm
 
-        args = [tvm.runtime.tensor(np.ascontiguousarray(x, dtype=np.float32), self._device) for x in inputs]
+        args = [tvm.runtime.tensor(a, self._device) for a in input_arrays(self._graph, inputs)]
         out = self._vm["main"](*args)
         if isinstance(out, tvm.runtime.Tensor):
             return out.numpy()

@@ -1,7 +1,8 @@
 """Writes the fuzzers' seed corpora (fuzz/corpus/<target>/) from real quantized models.
 
 The models are the small test models of tests/small_models.py (one per op or op
-variant), quantized on generated data with fixed seeds:
+variant) and, for graph_file, the embedding models of tests/embedding_models.py, quantized
+on generated data with fixed seeds:
 
 - graph_file: each model converted with ``qnnpy.from_torch`` and saved (the bytes of
   ``graph.qnnpy``); the atheris harness of saved modules uses the same files;
@@ -29,7 +30,8 @@ import torch.ao.nn.quantized as nnq
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
-import small_models  # noqa: E402  (tests/ is put on the path above)
+import embedding_models  # noqa: E402  (tests/ is put on the path above)
+import small_models  # noqa: E402
 
 import qnnpy  # noqa: E402
 from qnnpy.convert.torch_weight_reader import conv_state, linear_state  # noqa: E402
@@ -120,6 +122,8 @@ def main() -> None:
             torch.jit.save(torch.jit.trace(model, example), buffer)
             archives[f"{name}.pt"] = buffer.getvalue()
             archives[f"{name}.data.pkl"] = data_pickle(buffer)
+    for name, (model, inputs) in embedding_models.embedding_cases().items():  # integer (index) inputs
+        graphs[f"{name}.qnnpy"] = qnnpy.from_torch(model, inputs)._graph.serialize()
     write("graph_file", graphs)
     write("packed_state", layers)
     write("torchscript_archive", archives)

@@ -71,8 +71,8 @@ def test_float_op_inside_a_quantized_model_is_reported():
 
 def test_bad_example_input_type_is_refused():
     model, _ = quantized(Wrapped(nn.Identity()).body, (3, 4, 4))
-    with pytest.raises(ConversionError, match="must be a float tensor"):
-        qnnpy.from_torch(model, (torch.zeros(1, 3, 4, 4, dtype=torch.int64),))
+    with pytest.raises(ConversionError, match="must be a float tensor or int64 / int32 indices, got a torch.int16 tensor"):
+        qnnpy.from_torch(model, (torch.zeros(1, 3, 4, 4, dtype=torch.int16),))
 
 
 def test_float_op_between_dynamic_linears_is_reported():

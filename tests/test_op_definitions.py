@@ -14,6 +14,7 @@ import torch
 import qnnpy
 from qnnpy import _core
 from dynamic_models import dynamic_cases
+from embedding_models import embedding_cases
 from pt2e_models import inputs, pt2e
 from small_models import Head, Residual, conv_cases, op_cases, quantized
 from transformer_models import dynamic_encoder, dynamic_float_arithmetic, pt2e_torch_encoder_layer
@@ -33,6 +34,8 @@ def _test_models():
         models[name] = qnnpy.from_torch(*_with_input(quantized(body, (3, 17, 17))))
     for name, (model, shape) in dynamic_cases().items():
         models[name] = qnnpy.from_torch(model, (torch.randn(shape),))
+    for name, (model, example_inputs) in embedding_cases().items():
+        models[name] = qnnpy.from_torch(model, example_inputs)
     # The float ops come from PT2E models (what a quantizer leaves in float) and dynamic-quantized ones.
     models["pt2e_float_ops"] = qnnpy.from_torch(pt2e("float_ops", "x86"), (inputs(1)[0],))
     models["dynamic_transformer"] = qnnpy.from_torch(dynamic_encoder(), (transformer_inputs(1)[0],))
@@ -65,7 +68,7 @@ def test_op_names_are_unique():
 def test_every_op_has_rule_emission_and_runner(name):
     info = _core.op_info(name)
     assert info["name"] == name
-    assert info["kind"] in {"requantizing", "qparam_preserving", "quantize", "dequantize", "float"}
+    assert info["kind"] in {"requantizing", "qparam_preserving", "quantize", "dequantize", "float", "lookup"}
     assert info["has_rule"] and info["has_emission"]
     assert info["has_runner"] or info["not_runnable"], f"{name}: no runner and no reason why"
 

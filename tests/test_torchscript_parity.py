@@ -122,6 +122,11 @@ SCRIPT_KINDS = {
     nnq.Softmax: ["quantized::softmax"],
     nnqd.Linear: ["quantized::linear_dynamic"],
     nniqd.LinearReLU: ["quantized::linear_relu_dynamic"],
+    nnq.Embedding: ["quantized::embedding_byte"],
+    nnq.EmbeddingBag: ["quantized::embedding_bag_byte"],
+    nn.Embedding: ["aten::embedding"],
+    F.embedding: ["aten::embedding"],
+    torch.embedding: ["aten::embedding"],
 }
 
 

@@ -50,6 +50,15 @@ def _trace(model: torch.nn.Module) -> torch.fx.GraphModule:
         ) from e
 
 
+def is_input_tensor(x: Any) -> bool:
+    """Whether ``x`` can be a model input: a float tensor, or int64 / int32 indices (of an embedding)."""
+    return isinstance(x, torch.Tensor) and (x.is_floating_point() or x.dtype in (torch.int64, torch.int32))
+
+
+def describe_input(x: Any) -> str:
+    return f"a {x.dtype} tensor" if isinstance(x, torch.Tensor) else type(x).__name__
+
+
 def capture_fx(model: torch.nn.Module, example_inputs: tuple[torch.Tensor, ...]) -> CapturedGraph:
     """Trace ``model`` and record every node's output on ``example_inputs``."""
     gm = _trace(model)
@@ -61,8 +70,9 @@ def capture_fx(model: torch.nn.Module, example_inputs: tuple[torch.Tensor, ...])
             f"but {len(example_inputs)} example input(s) were given"
         )
     for n, x in zip(placeholders, example_inputs):
-        if not isinstance(x, torch.Tensor) or not x.is_floating_point():
-            raise ConversionError(f"example input '{n.target}' must be a float tensor, got {type(x).__name__}")
+        if not is_input_tensor(x):
+            raise ConversionError(f"example input '{n.target}' must be a float tensor or int64 / int32 indices, "
+                                  f"got {describe_input(x)}")
     recorder = _Recorder(gm)
     with torch.no_grad():
         recorder.run(*example_inputs)

@@ -20,7 +20,7 @@ import torch
 import torch.fx
 
 from qnnpy.capture import script_ops
-from qnnpy.capture.fx_capture import CapturedGraph, capture_fx
+from qnnpy.capture.fx_capture import CapturedGraph, capture_fx, describe_input, is_input_tensor
 from qnnpy.errors import ConversionError
 
 
@@ -322,6 +322,7 @@ def capture_torchscript(module: torch.jit.ScriptModule, example_inputs: tuple[to
     forms of an ``aten::`` op (``torch.X``, ``torch.nn.functional.X``, ``Tensor.X``).
     """
     for i, x in enumerate(example_inputs):
-        if not isinstance(x, torch.Tensor) or not x.is_floating_point():
-            raise ConversionError(f"example input {i} must be a float tensor, got {type(x).__name__}")
+        if not is_input_tensor(x):
+            raise ConversionError(f"example input {i} must be a float tensor or int64 / int32 indices, "
+                                  f"got {describe_input(x)}")
     return capture_fx(_Translator(module, known_ops).translate(example_inputs), example_inputs)

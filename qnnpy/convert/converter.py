@@ -11,6 +11,7 @@ from qnnpy.capture.pt2e_capture import capture_pt2e, is_exported_module, is_pt2e
 from qnnpy.capture.torchscript_capture import capture_torchscript
 from qnnpy.convert.context import ConversionContext, op_name
 from qnnpy.convert.dynamic_ops import is_dynamic_quantized_op, refuse_unsupported_dynamic
+from qnnpy.convert.embedding_ops import WEIGHT_ONLY_QUANTIZED
 from qnnpy.convert.ops import CONVERTERS
 from qnnpy.errors import ConversionError, UnsupportedOpsError
 from qnnpy.module import QDQModule
@@ -36,12 +37,23 @@ def _outputs(arg: Any) -> list[torch.fx.Node]:
     raise ConversionError(f"model output {arg!r:.60} is not a tensor")
 
 
+def _input_dtype(name: str, example: torch.Tensor) -> str:
+    """The graph input's dtype: float32 for a float example, int64 / int32 for indices (embeddings)."""
+    if example.is_floating_point():
+        return "float32"
+    if example.dtype in (torch.int64, torch.int32):
+        return str(example.dtype).removeprefix("torch.")
+    raise ConversionError(f"input '{name}' is {example.dtype}: inputs must be float, or int64 / int32 indices")
+
+
 def convert_captured(captured: CapturedGraph) -> QDQModule:
     """Convert a captured model; every unsupported op is reported at once."""
     ctx = ConversionContext(captured)
     gm = captured.module
-    dynamic = any(is_dynamic_quantized_op(_table_key(gm, n)) for n in gm.graph.nodes if n.op.startswith("call_"))
-    if not dynamic and not any(_is_tensor(v) and v.is_quantized for v in captured.values.values()):
+    keys = [_table_key(gm, n) for n in gm.graph.nodes if n.op.startswith("call_")]
+    dynamic = any(is_dynamic_quantized_op(k) for k in keys)
+    weight_only = any(k in WEIGHT_ONLY_QUANTIZED for k in keys)
+    if not dynamic and not weight_only and not any(_is_tensor(v) and v.is_quantized for v in captured.values.values()):
         raise ConversionError(
             f"{type(gm).__name__} computes no quantized tensor: it is a float model. Quantize it first "
             "(torch.ao.quantization prepare/calibrate/convert, or prepare_fx/convert_fx)."
@@ -50,7 +62,8 @@ def convert_captured(captured: CapturedGraph) -> QDQModule:
     failed: set[str] = set()
     for node in gm.graph.nodes:
         if node.op == "placeholder":
-            ctx.env[node.name] = ctx.graph.add_input(node.target, list(ctx.example(node).shape))
+            example = ctx.example(node)
+            ctx.env[node.name] = ctx.graph.add_input(node.target, list(example.shape), _input_dtype(node.target, example))
             continue
         if node.op == "output":
             if not unsupported:

@@ -24,6 +24,7 @@ from qnnpy.convert import aten_ops
 from qnnpy.convert.aten_ops import convert_aten_add, convert_aten_conv2d, convert_aten_linear, convert_aten_relu
 from qnnpy.convert.context import ConversionContext
 from qnnpy.convert.dynamic_ops import DYNAMIC_CONVERTERS
+from qnnpy.convert.embedding_ops import EMBEDDING_CONVERTERS
 from qnnpy.convert.op_form import AtenForm, OpForm
 from qnnpy.convert.torch_weight_reader import conv_state, linear_state
 from qnnpy.convert.transformer_ops import (
@@ -561,6 +562,7 @@ CONVERTERS: dict[Any, Converter] = {
     F.dropout: convert_dropout,
     "Tensor.contiguous": convert_identity,
     **DYNAMIC_CONVERTERS,
+    **EMBEDDING_CONVERTERS,
     # The spellings TorchScript graphs use for the eager modules above (quantized:: and aten:: ops,
     # older releases included): tests/test_torchscript_parity.py checks each eager form has one.
     torch.ops.quantized.conv1d: OpForm(

@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from qnnpy.graph_inputs import input_arrays
 from qnnpy.tvm_bridge._tvm import tvm_module
 from qnnpy.tvm_bridge.lowering import lower_integer
 from qnnpy.tvm_bridge.target import to_target
@@ -65,7 +66,7 @@ def relax_module(module: Any, form: str = "qdq", profile: str = "int32_bias", bi
 
 
 class TVMRunner:
-    """A QDQ module compiled by TVM, called with float inputs; the params are bound once."""
+    """A QDQ module compiled by TVM, called with its inputs (float, or integer indices); the params are bound once."""
 
     def __init__(self, module: Any, target: Any = "llvm", form: str = "qdq", profile: str = "int32_bias",
                  bind_params: bool = False):
@@ -80,10 +81,11 @@ class TVMRunner:
         params = {} if bind_params else module.params
         self._params = [tvm.runtime.tensor(np.ascontiguousarray(a), self._device) for a in params.values()]
         self._bound = bind_params
+        self._graph = module.graph
 
     def __call__(self, *inputs: np.ndarray) -> np.ndarray | list[np.ndarray]:
         tvm = tvm_module()
-        args = [tvm.runtime.tensor(np.ascontiguousarray(x, dtype=np.float32), self._device) for x in inputs]
+        args = [tvm.runtime.tensor(a, self._device) for a in input_arrays(self._graph, inputs)]
         out = self._vm["main"](*args, *self._params)
         if isinstance(out, tvm.runtime.Tensor):
             return out.numpy()

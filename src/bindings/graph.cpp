@@ -102,7 +102,13 @@ void bind_graph(py::module_& m) {
 
   py::class_<Graph, std::shared_ptr<Graph>> graph(m, "Graph");
   graph.def(py::init<>())
-      .def("add_input", &Graph::add_input, py::arg("name"), py::arg("shape"))
+      .def(
+          "add_input",
+          [](Graph& g, const std::string& name, const Shape& shape, const std::string& dtype) {
+            return g.add_input(name, shape, dtype_from_name(dtype));
+          },
+          py::arg("name"), py::arg("shape"), py::arg("dtype") = "float32",
+          "An input of the function: float32, or int64 / int32 indices (of an embedding).")
       .def(
           "add_node",
           [](Graph& g, const std::string& op, const std::vector<int>& inputs, const std::string& source,

@@ -13,4 +13,5 @@ PYBIND11_MODULE(_core, m) {
   qnnpy::bindings::bind_lowering(m);
   qnnpy::bindings::bind_dynamic(m);
   qnnpy::bindings::bind_batch(m);
+  qnnpy::bindings::bind_embedding(m);
 }

@@ -6,6 +6,33 @@
 #include "runtime/executor.h"
 
 namespace qnnpy::bindings {
+namespace {
+
+// Input `a` for graph input `v`: float32 for a float input (other float or integer arrays are
+// cast, as before), the index dtype for an index input, which takes integer arrays only.
+py::array checked(py::array a) {
+  if (!a) throw py::error_already_set();
+  return a;
+}
+
+py::array typed_input(const py::array& a, const Value& v) {
+  if (v.dtype == DType::Float32) return checked(FloatArray::ensure(a));
+  const char kind = a.dtype().kind();
+  if (kind != 'i' && kind != 'u') {
+    throw std::invalid_argument("runtime: input '" + v.name + "' takes " + dtype_name(v.dtype) + " indices, got an array of " +
+                                std::string(py::str(a.dtype())));
+  }
+  if (kind == 'u' && a.dtype().itemsize() == 8) {
+    throw std::invalid_argument("runtime: input '" + v.name + "' takes int64 indices, got uint64");
+  }
+  if (v.dtype == DType::Int64) return checked(py::array_t<int64_t, py::array::c_style | py::array::forcecast>::ensure(a));
+  if (a.dtype().itemsize() > 4 || (kind == 'u' && a.dtype().itemsize() == 4)) {
+    throw std::invalid_argument("runtime: input '" + v.name + "' takes int32 indices, got " + std::string(py::str(a.dtype())));
+  }
+  return checked(py::array_t<int32_t, py::array::c_style | py::array::forcecast>::ensure(a));
+}
+
+}  // namespace
 
 void bind_runtime(py::module_& m) {
   m.def("follows_int32_bias_rules", [](const std::string& profile) { return follows_int32_bias_rules(parse_profile(profile)); },
@@ -26,20 +53,22 @@ void bind_runtime(py::module_& m) {
            "The kernel each conv/linear node used in the last finished run (node order; '' for other nodes).")
       .def(
           "run",
-          [](Executor& e, const std::vector<FloatArray>& inputs, bool capture) {
+          [](Executor& e, const std::vector<py::array>& inputs, bool capture) {
             const Graph& g = e.graph();
             if (inputs.size() != g.inputs().size()) {
               throw std::invalid_argument("runtime: " + std::to_string(g.inputs().size()) + " input(s) expected, got " +
                                           std::to_string(inputs.size()));
             }
-            std::vector<const float*> ptrs;
+            std::vector<py::array> held;  // C-contiguous arrays of each input's dtype, alive during the run
+            std::vector<const void*> ptrs;
             for (size_t i = 0; i < inputs.size(); ++i) {
               const Value& v = g.value(g.inputs()[i]);
-              if (shape_of(inputs[i]) != v.shape) {
+              held.push_back(typed_input(inputs[i], v));
+              if (shape_of(held.back()) != v.shape) {
                 throw std::invalid_argument("runtime: input '" + v.name + "' must have shape " + shape_str(v.shape) +
-                                            ", got " + shape_str(shape_of(inputs[i])));
+                                            ", got " + shape_str(shape_of(held.back())));
               }
-              ptrs.push_back(inputs[i].data());
+              ptrs.push_back(held.back().data());
             }
             std::map<std::string, HostTensor> captured;
             std::vector<HostTensor> outs;
@@ -54,7 +83,7 @@ void bind_runtime(py::module_& m) {
             return py::make_tuple(out_list, cap);
           },
           py::arg("inputs"), py::arg("capture") = false,
-          "Run on float32 NCHW inputs; returns (outputs, {value name: tensor} when capture).");
+          "Run on the inputs (float32 NCHW, or int64 / int32 indices); returns (outputs, {value name: tensor} when capture).");
 }
 
 }  // namespace qnnpy::bindings

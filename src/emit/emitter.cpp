@@ -75,7 +75,7 @@ std::string Emitter::run(const std::string& func_name) {
        << (batch_var_.empty() ? "" : "# from tvm.script import tirx as T\n") << "\n"
        << "@I.ir_module\nclass Module:\n    @R.function\n    def " << func_name << "(";
   std::vector<std::string> args;
-  for (int id : g_.inputs()) args.push_back(g_.value(id).name + ": " + tensor_type(g_.value(id).shape, DType::Float32, batch_var_));
+  for (int id : g_.inputs()) args.push_back(g_.value(id).name + ": " + tensor_type(g_.value(id).shape, g_.value(id).dtype, batch_var_));
   for (const ExportedParam& p : exported_params(g_)) args.push_back(p.name + ": " + tensor_type(p.shape, p.dtype));
   for (size_t i = 0; i < args.size(); ++i) head << (i ? ",\n            " : "") << args[i];
   head << "):\n";

@@ -8,6 +8,7 @@ std::size_t dtype_size(DType t) {
   switch (t) {
     case DType::Float32: return 4;
     case DType::Int32: return 4;
+    case DType::Int64: return 8;
     case DType::UInt8: return 1;
     case DType::Int8: return 1;
   }
@@ -18,6 +19,7 @@ const char* dtype_name(DType t) {
   switch (t) {
     case DType::Float32: return "float32";
     case DType::Int32: return "int32";
+    case DType::Int64: return "int64";
     case DType::UInt8: return "uint8";
     case DType::Int8: return "int8";
   }
@@ -29,7 +31,8 @@ DType dtype_from_name(const std::string& name) {
   if (name == "int32") return DType::Int32;
   if (name == "uint8") return DType::UInt8;
   if (name == "int8") return DType::Int8;
-  throw std::invalid_argument("unsupported dtype '" + name + "' (expected float32, int32, uint8 or int8)");
+  if (name == "int64") return DType::Int64;
+  throw std::invalid_argument("unsupported dtype '" + name + "' (expected float32, int32, int64, uint8 or int8)");
 }
 
 int32_t dtype_min(DType t) {
@@ -37,9 +40,10 @@ int32_t dtype_min(DType t) {
     case DType::UInt8: return 0;
     case DType::Int8: return -128;
     case DType::Int32: return INT32_MIN;
+    case DType::Int64:
     case DType::Float32: break;
   }
-  throw std::invalid_argument("dtype_min: float32 has no integer range");
+  throw std::invalid_argument(std::string("dtype_min: ") + dtype_name(t) + " has no int32 range");
 }
 
 int32_t dtype_max(DType t) {
@@ -47,9 +51,10 @@ int32_t dtype_max(DType t) {
     case DType::UInt8: return 255;
     case DType::Int8: return 127;
     case DType::Int32: return INT32_MAX;
+    case DType::Int64:
     case DType::Float32: break;
   }
-  throw std::invalid_argument("dtype_max: float32 has no integer range");
+  throw std::invalid_argument(std::string("dtype_max: ") + dtype_name(t) + " has no int32 range");
 }
 
 }  // namespace qnnpy

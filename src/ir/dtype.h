@@ -7,14 +7,17 @@
 
 namespace qnnpy {
 
-enum class DType : uint8_t { Float32, UInt8, Int8, Int32 };
+// Int64 (and Int32) also type integer graph inputs: the indices of an embedding lookup.
+enum class DType : uint8_t { Float32, UInt8, Int8, Int32, Int64 };
 
 std::size_t dtype_size(DType t);
-// The Relax / numpy spelling: "float32", "uint8", "int8", "int32".
+// The Relax / numpy spelling: "float32", "uint8", "int8", "int32", "int64".
 const char* dtype_name(DType t);
 DType dtype_from_name(const std::string& name);
+// int64 / int32: the dtypes of integer graph inputs (indices).
+inline bool is_index_dtype(DType t) { return t == DType::Int64 || t == DType::Int32; }
 
-// Representable range of an integer dtype, as int32.
+// Representable range of an 8- or 32-bit integer dtype, as int32 (int64 and float32 throw).
 int32_t dtype_min(DType t);
 int32_t dtype_max(DType t);
 

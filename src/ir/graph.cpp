@@ -117,13 +117,17 @@ int Graph::add_value(Value v) {
   return static_cast<int>(values_.size()) - 1;
 }
 
-int Graph::add_input(const std::string& name, const Shape& shape) {
+int Graph::add_input(const std::string& name, const Shape& shape, DType dtype) {
   check_mutable();
   check_printable(name, "input name");
   checked_num_elements(shape, "input '" + name + "'");
+  if (dtype != DType::Float32 && dtype != DType::Int64 && dtype != DType::Int32) {
+    throw std::invalid_argument("input '" + name + "': dtype " + dtype_name(dtype) +
+                                " is not an input dtype (float32, or int64 / int32 indices)");
+  }
   Value v;
   v.name = unique_name(name);
-  v.dtype = DType::Float32;
+  v.dtype = dtype;
   v.shape = shape;
   int id = add_value(std::move(v));
   inputs_.push_back(id);
@@ -138,6 +142,7 @@ int Graph::add_param(Param p) {
     throw std::invalid_argument("param '" + p.name + "': " + std::to_string(p.bytes.size()) +
                                 " bytes do not fit shape " + shape_str(p.shape) + " of " + dtype_name(p.dtype));
   }
+  if (p.dtype == DType::Int64) throw std::invalid_argument("param '" + p.name + "': int64 params are not supported");
   check_param_qparams(p);
   if (p.dtype == DType::Float32) {
     const float* f = p.data<float>();

@@ -77,8 +77,8 @@ struct Node {
 // file, so the emitter and the runtime index qparams and allocate sizes without checks.
 class Graph {
  public:
-  // A float32 input of the Relax function.
-  int add_input(const std::string& name, const Shape& shape);
+  // An input of the Relax function: float32, or int64 / int32 indices (of an embedding lookup).
+  int add_input(const std::string& name, const Shape& shape, DType dtype = DType::Float32);
   int add_param(Param p);
   // Checks the node against its op definition (src/ops), infers the output shape, and, when
   // `expected_shape` is non-empty, checks it against the inferred one.

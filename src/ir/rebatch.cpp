@@ -36,7 +36,7 @@ Graph with_batch(const Graph& g, int64_t batch) {
   Graph out;
   for (const Param& p : g.params()) out.add_param(p);
   std::vector<int> new_id(g.values().size(), -1);
-  for (int id : g.inputs()) new_id[id] = out.add_input(g.value(id).name, with_dim0(g.value(id).shape, batch));
+  for (int id : g.inputs()) new_id[id] = out.add_input(g.value(id).name, with_dim0(g.value(id).shape, batch), g.value(id).dtype);
   for (const Node& n : g.nodes()) {
     Node copy = n;
     for (int& in : copy.inputs) in = new_id[in];

@@ -51,6 +51,10 @@ void run_graph_file(const std::string& graph_path, const std::string& input_path
   std::vector<int64_t> counts;
   int64_t total = 0;
   for (int id : graph->inputs()) {
+    if (graph->value(id).dtype != DType::Float32) {
+      throw std::invalid_argument("input '" + graph->value(id).name + "' is " + dtype_name(graph->value(id).dtype) +
+                                  ": this driver feeds float32 inputs only");
+    }
     int64_t count = 1;
     for (int64_t d : graph->value(id).shape) count *= d;
     counts.push_back(count);
@@ -62,7 +66,7 @@ void run_graph_file(const std::string& graph_path, const std::string& input_path
   }
   std::vector<float> values(static_cast<size_t>(total));
   std::memcpy(values.data(), raw.data(), raw.size());
-  std::vector<const float*> inputs;
+  std::vector<const void*> inputs;
   int64_t offset = 0;
   for (int64_t c : counts) inputs.push_back(values.data() + offset), offset += c;
 

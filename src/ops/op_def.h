@@ -22,6 +22,7 @@ enum class OpKind {
   Dequantize,        // quantized in, float32 out
   Float,             // float32 in, float32 out: a part the quantizer left in float, or a dynamic
                      // quantized op (it quantizes its input inside)
+  Lookup,            // integer indices (int64 / int32) in, float32 rows of a table out: embeddings
 };
 
 struct OpDef {
@@ -58,5 +59,6 @@ std::vector<OpDef> dynamic_ops();      // dynamic.cpp
 std::vector<OpDef> softmax_ops();      // softmax.cpp
 std::vector<OpDef> float_ops();        // float_ops.cpp
 std::vector<OpDef> float_transformer_ops();  // float_transformer_ops.cpp
+std::vector<OpDef> embedding_ops();    // embedding.cpp
 
 }  // namespace qnnpy

@@ -29,8 +29,7 @@ void check_output_qparams(const Checker& c, const Value& out) {
 std::vector<OpDef> assemble() {
   std::vector<OpDef> all;
   for (auto family : {quantize_ops, conv_ops, elementwise_ops, pool_ops, shape_ops, norm_ops, dynamic_ops,
-                      softmax_ops, float_ops,
-                      float_transformer_ops}) {
+                      softmax_ops, float_ops, float_transformer_ops, embedding_ops}) {
     for (const OpDef& op : family()) all.push_back(op);
   }
   return all;
@@ -63,6 +62,7 @@ const char* op_kind_name(OpKind kind) {
     case OpKind::Quantize: return "quantize";
     case OpKind::Dequantize: return "dequantize";
     case OpKind::Float: return "float";
+    case OpKind::Lookup: return "lookup";
   }
   return "?";
 }
@@ -100,6 +100,9 @@ Shape check_by_kind(const OpDef& op, const Checker& c, const Value& out) {
         if (c.in(i).dtype != DType::Float32) c.fail("input '" + c.in(i).name + "' must be float32 (dequantize it first)");
       }
       return op.infer(c, out);
+    case OpKind::Lookup:
+      if (out.dtype != DType::Float32 || !out.q.empty()) c.fail("output must be float32 without qparams");
+      return op.infer(c, out);
     case OpKind::QParamPreserving: {
       Shape shape = op.infer(c, out);
       const Value& x = c.in(0);
@@ -118,6 +121,13 @@ Shape check_node(const Graph& g, const Node& n, const Value& out) {
   const OpDef& op = op_def(n);
   const Checker c{g, n};
   check_attribute_ranges(c);
+  if (op.kind != OpKind::Lookup) {
+    for (size_t i = 0; i < n.inputs.size(); ++i) {
+      if (is_index_dtype(c.in(i).dtype)) {
+        c.fail("input '" + c.in(i).name + "' holds " + dtype_name(c.in(i).dtype) + " indices, which only embedding ops take");
+      }
+    }
+  }
   Shape shape = check_by_kind(op, c, out);
   checked_num_elements(shape, n.op + " (" + n.source + "): output");
   return shape;

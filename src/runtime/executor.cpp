@@ -39,13 +39,20 @@ HostTensor Executor::to_host(int value_id, const Buffer& b) const {
   if (v.dtype == DType::Float32) {
     t.bytes.resize(b.f.size() * sizeof(float));
     std::memcpy(t.bytes.data(), b.f.data(), t.bytes.size());
+  } else if (v.dtype == DType::Int64) {  // an index input that is also an output
+    t.bytes.resize(b.idx.size() * sizeof(int64_t));
+    std::memcpy(t.bytes.data(), b.idx.data(), t.bytes.size());
+  } else if (v.dtype == DType::Int32) {
+    const std::vector<int32_t> narrow(b.idx.begin(), b.idx.end());  // widened from int32 on the way in
+    t.bytes.resize(narrow.size() * sizeof(int32_t));
+    std::memcpy(t.bytes.data(), narrow.data(), t.bytes.size());
   } else {
     t.bytes = to_logical(b.q, v.shape);
   }
   return t;
 }
 
-std::vector<HostTensor> Executor::run(const std::vector<const float*>& inputs,
+std::vector<HostTensor> Executor::run(const std::vector<const void*>& inputs,
                                       std::map<std::string, HostTensor>* captured) {
   std::lock_guard<std::mutex> lock(run_mutex_);
   const Graph& g = *graph_;
@@ -58,7 +65,15 @@ std::vector<HostTensor> Executor::run(const std::vector<const float*>& inputs,
   for (size_t i = 0; i < values.size(); ++i) values[i].q = std::move(storage_[i]);
   for (size_t i = 0; i < inputs.size(); ++i) {
     const Value& v = g.value(g.inputs()[i]);
-    values[g.inputs()[i]].f.assign(inputs[i], inputs[i] + num_elements(v.shape));
+    Buffer& b = values[g.inputs()[i]];
+    const int64_t count = num_elements(v.shape);
+    if (v.dtype == DType::Int64) {
+      b.idx.assign(static_cast<const int64_t*>(inputs[i]), static_cast<const int64_t*>(inputs[i]) + count);
+    } else if (v.dtype == DType::Int32) {
+      b.idx.assign(static_cast<const int32_t*>(inputs[i]), static_cast<const int32_t*>(inputs[i]) + count);
+    } else {
+      b.f.assign(static_cast<const float*>(inputs[i]), static_cast<const float*>(inputs[i]) + count);
+    }
   }
   const auto& nodes = g.nodes();
   std::vector<double> seconds(nodes.size(), 0.0);

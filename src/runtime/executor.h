@@ -33,10 +33,10 @@ class Executor {
 
   static constexpr int kMaxThreads = 256;
 
-  // `inputs` are float32 NCHW buffers in graph-input order, each holding the
-  // input's element count (callers check the shapes). With `capture`,
-  // every node output is returned by value name in `captured`.
-  std::vector<HostTensor> run(const std::vector<const float*>& inputs, std::map<std::string, HostTensor>* captured);
+  // `inputs` are buffers in graph-input order, each holding the input's element count
+  // in the input's dtype (float32 NCHW, or int64 / int32 indices); callers check the
+  // shapes and dtypes. With `capture`, every node output is returned by value name in `captured`.
+  std::vector<HostTensor> run(const std::vector<const void*>& inputs, std::map<std::string, HostTensor>* captured);
 
   // Wall time of each node in the last finished run, in seconds (node order); a copy,
   // taken while no run writes it.

@@ -7,7 +7,14 @@ namespace qnnpy {
 
 std::vector<Buffer> value_layouts(const Graph& g, Profile profile) {
   std::vector<Buffer> values(g.values().size());
-  for (int id : g.inputs()) values[id].f.assign(static_cast<size_t>(num_elements(g.value(id).shape)), 0.0f);
+  for (int id : g.inputs()) {
+    const size_t count = static_cast<size_t>(num_elements(g.value(id).shape));
+    if (is_index_dtype(g.value(id).dtype)) {
+      values[id].idx.assign(count, 0);  // index 0 of every table; offsets of empty bags
+    } else {
+      values[id].f.assign(count, 0.0f);
+    }
+  }
   std::vector<size_t> last_use(g.values().size(), 0);
   for (size_t i = 0; i < g.nodes().size(); ++i)
     for (int id : g.nodes()[i].inputs) last_use[id] = i;

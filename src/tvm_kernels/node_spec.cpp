@@ -31,9 +31,11 @@ Graph node_graph(const Graph& g, const Node& n) {
     auto found = value_ids.find(id);
     if (found == value_ids.end()) {
       const Value& v = g.value(id);
-      // The stand-in input takes another name, so that the 8-bit value keeps its own.
-      int sub_id = sub.add_input(v.dtype == DType::Float32 ? v.name : v.name + "_float", v.shape);
-      if (v.dtype != DType::Float32) {
+      // The stand-in input of an 8-bit value takes another name, so that the value keeps its own;
+      // float32 and index values are inputs as they are.
+      const bool as_is = v.dtype == DType::Float32 || is_index_dtype(v.dtype);
+      int sub_id = as_is ? sub.add_input(v.name, v.shape, v.dtype) : sub.add_input(v.name + "_float", v.shape);
+      if (!as_is) {
         Node quantize;
         quantize.op = "quantize";
         quantize.source = n.source;

@@ -14,6 +14,7 @@ DLDataType dl_dtype(DType t) {
     case DType::UInt8: return {kDLUInt, 8, 1};
     case DType::Int8: return {kDLInt, 8, 1};
     case DType::Int32: return {kDLInt, 32, 1};
+    case DType::Int64: return {kDLInt, 64, 1};
   }
   return {kDLOpaqueHandle, 0, 0};
 }
@@ -54,6 +55,12 @@ void read_tensor(const DLTensor* t, const Value& v, Buffer& b) {
   if (v.dtype == DType::Float32) {
     const float* f = reinterpret_cast<const float*>(data);
     b.f.assign(f, f + count);
+  } else if (v.dtype == DType::Int64) {
+    const int64_t* i = reinterpret_cast<const int64_t*>(data);
+    b.idx.assign(i, i + count);
+  } else if (v.dtype == DType::Int32) {
+    const int32_t* i = reinterpret_cast<const int32_t*>(data);
+    b.idx.assign(i, i + count);
   } else {
     b.q.assign(data, data + count * dtype_size(v.dtype));
   }

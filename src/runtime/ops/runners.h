@@ -27,6 +27,10 @@ void run_max_pool2d(const OpArgs& a);
 void run_adaptive_avg_pool2d(const OpArgs& a);
 void run_avg_pool2d(const OpArgs& a);
 void run_mean(const OpArgs& a);
+// embedding_ops.cpp
+void run_embedding(const OpArgs& a);
+void run_embedding_bag(const OpArgs& a);
+void run_float_embedding(const OpArgs& a);
 // shape_ops.cpp
 void run_reshape(const OpArgs& a);
 void run_permute(const OpArgs& a);
