@@ -36,6 +36,10 @@ struct OpDef {
   // `not_runnable` says why.
   std::unique_ptr<PreparedOp> (*make_runner)(const Graph& g, const Node& n, Profile profile);
   const char* not_runnable = nullptr;
+  // A Float-kind op whose float32 output equals PyTorch's bit for bit (the runtime follows
+  // PyTorch's summation and rounding, e.g. dynamic_linear); compare() checks such outputs in
+  // float32 ulps. False for the float ops of PT2E islands (float32 in another summation order).
+  bool bit_exact_float_output = false;
 };
 
 // Every op, in one table assembled from the op families (src/ops/*.cpp).
