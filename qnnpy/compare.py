@@ -45,7 +45,7 @@ class ComparisonReport:
     reference_inputs: bool = False
 
     def final(self, profile: str) -> LayerAgreement:
-        """The last quantized tensor (the model's quantized output)."""
+        """The last compared tensor (the model's quantized output; with reference_inputs, possibly a float op's)."""
         return self.layers[profile][-1]
 
     def all_identical(self, profile: str) -> bool:
@@ -77,7 +77,7 @@ def _ordered_float_bits(a: np.ndarray) -> np.ndarray:
 
 
 def _difference(ours: np.ndarray, theirs: torch.Tensor) -> np.ndarray:
-    """|ours - theirs| in quantization steps; for a float tensor (a dynamic_linear output) in float32 ulps."""
+    """|ours - theirs| in quantization steps; for a float tensor (a float op's output) in float32 ulps."""
     if not theirs.is_quantized:
         return np.abs(_ordered_float_bits(ours) - _ordered_float_bits(theirs.detach().numpy()))
     return np.abs(ours.astype(np.int64) - theirs.int_repr().numpy().astype(np.int64))
