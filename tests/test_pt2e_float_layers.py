@@ -76,3 +76,16 @@ def test_integer_accumulation_is_the_default(monkeypatch):
     monkeypatch.setenv("QNNPY_FLOAT_LAYERS", "integer")
     _, kernels = _run(module, x)
     assert sum(k != "" for k, n in zip(kernels, module.nodes()) if n["op"] in LAYERS) == 4
+
+
+def test_integer_accumulation_keeps_each_image_of_a_batch_apart():
+    """A batch of two computes each image's float-output layers as a batch of one does (NCHW planes per image)."""
+    gm = pt2e("float_ops", "x86")
+    a, b = inputs(2)
+    module = qnnpy.from_torch(gm, (a,), dynamic_batch=True)
+    both = module.run(np.concatenate([a.numpy(), b.numpy()]), capture=True).intermediates
+    one, two = module.run(a.numpy(), capture=True).intermediates, module.run(b.numpy(), capture=True).intermediates
+    layers = [n for n in module.nodes() if n["op"] in LAYERS]
+    assert all(len(n["inputs"]) == 2 for n in layers)  # each reads its 8-bit source
+    for n in layers:
+        np.testing.assert_array_equal(both[n["output"]], np.concatenate([one[n["output"]], two[n["output"]]]))
