@@ -89,3 +89,31 @@ def test_integer_accumulation_keeps_each_image_of_a_batch_apart():
     assert all(len(n["inputs"]) == 2 for n in layers)  # each reads its 8-bit source
     for n in layers:
         np.testing.assert_array_equal(both[n["output"]], np.concatenate([one[n["output"]], two[n["output"]]]))
+
+
+@pytest.mark.parametrize("dtype, zero_point, groups", [("int8", -3, 1), ("uint8", 128, 8), ("int8", 5, 8)])
+def test_float_output_conv_on_a_hand_built_graph(dtype, zero_point, groups):
+    """int8 inputs (the exact int16 GEMM) and depthwise convs (the depthwise kernel), which the PT2E test models
+    do not reach: quantize -> dequantize -> float_conv2d (int8 weight, per-channel scales, float bias)."""
+    rng = np.random.default_rng(3)
+    g = _core.Graph()
+    x = g.add_input("x", [2, 8, 7, 6])
+    q = g.add_node("quantize", [x], "q", "q", dtype, 0.05, zero_point)
+    dq = g.add_node("dequantize", [q], "dq", "dq", "float32")
+    weight = rng.integers(-127, 128, size=(8, 8 // groups, 3, 3), dtype=np.int8)
+    scales = rng.uniform(0.001, 0.01, size=8).astype(np.float32)
+    bias = rng.normal(size=8).astype(np.float32)
+    conv = g.add_float_layer("float_conv2d", dq, "conv", "conv", weight, scales, np.zeros(8, np.int64), 0, bias,
+                             {"stride": [2, 1], "padding": [1, 1], "dilation": [1, 1], "groups": [groups]})
+    g.mark_output(conv)
+    assert len(g.nodes()[-1]["inputs"]) == 2
+    inputs_ = rng.normal(size=(2, 8, 7, 6)).astype(np.float32) * 3
+    executor = _core.Executor(g, "int32_bias", "", 1)
+    (out,), captured = executor.run([inputs_], True)
+    assert executor.node_kernels()[-1] == ("depthwise" if groups == 8 else "gemm_s16" if dtype == "int8" else "gemm_u8s8")
+    x_real = (torch.from_numpy(captured["q"].astype(np.float64)) - zero_point) * np.float64(np.float32(0.05))
+    w_real = torch.from_numpy(weight.astype(np.float64)) * torch.from_numpy(scales.astype(np.float64)).reshape(-1, 1, 1, 1)
+    exact = torch.nn.functional.conv2d(x_real, w_real, torch.from_numpy(bias.astype(np.float64)), (2, 1), 1, 1,
+                                       groups).numpy()
+    assert out.shape == exact.shape
+    assert np.abs(out - exact).max() <= 2.0 ** -22 * (np.abs(exact).max() + np.abs(bias).max())
