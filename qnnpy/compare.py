@@ -24,6 +24,8 @@ class LayerAgreement:
     identical: int   # bit-identical elements
     total: int
     max_lsb: int     # largest |difference| in quantization steps (float layers: in float32 ulps)
+    # Float layers: largest |difference| over the largest |PyTorch value| of the tensor (0 for quantized ones).
+    max_relative: float = 0.0
 
     @property
     def fraction(self) -> float:
@@ -32,13 +34,18 @@ class LayerAgreement:
 
 @dataclass
 class ComparisonReport:
-    """Agreement per profile: one row per quantized tensor, in execution order."""
+    """Agreement per profile: one row per compared tensor, in execution order.
+
+    ``reference_inputs``: each layer computed from PyTorch's values of its inputs (its own
+    arithmetic alone) rather than from the runtime's previous outputs (compounded agreement).
+    """
 
     layers: dict[str, list[LayerAgreement]]
     inputs: int
+    reference_inputs: bool = False
 
     def final(self, profile: str) -> LayerAgreement:
-        """The last quantized tensor (the model's quantized output)."""
+        """The last compared tensor (the model's quantized output; with reference_inputs, possibly a float op's)."""
         return self.layers[profile][-1]
 
     def all_identical(self, profile: str) -> bool:
@@ -48,15 +55,20 @@ class ComparisonReport:
         return next((r for r in self.layers[profile] if r.identical != r.total), None)
 
     def table(self) -> str:
-        """A text table: fraction bit-identical and max LSB difference per layer and profile."""
+        """A text table: fraction bit-identical and max LSB difference per layer and profile (for the float
+        ops compared with ``reference_inputs``: the largest difference relative to the tensor's range)."""
         profiles = list(self.layers)
         rows = self.layers[profiles[0]]
         width = max(len(r.source) for r in rows) + 2
         head = f"{'layer':<{width}}{'op':<22}" + "".join(f"{p + ' identical':>22}{'max LSB':>9}" for p in profiles)
-        lines = [f"{self.inputs} input(s)", head]
+        fed = "; each layer fed PyTorch's inputs (float ops: max difference / max |value|)" if self.reference_inputs else ""
+        lines = [f"{self.inputs} input(s){fed}", head]
+        approximate = _approximate_float_ops()
         for i, r in enumerate(rows):
             cells = "".join(
-                f"{self.layers[p][i].fraction:>22.6%}{self.layers[p][i].max_lsb:>9}" for p in profiles
+                f"{self.layers[p][i].fraction:>22.6%}"
+                + (f"{self.layers[p][i].max_relative:>9.1e}" if r.op in approximate else f"{self.layers[p][i].max_lsb:>9}")
+                for p in profiles
             )
             lines.append(f"{r.source:<{width}}{r.op:<22}{cells}")
         return "\n".join(lines)
@@ -69,10 +81,43 @@ def _ordered_float_bits(a: np.ndarray) -> np.ndarray:
 
 
 def _difference(ours: np.ndarray, theirs: torch.Tensor) -> np.ndarray:
-    """|ours - theirs| in quantization steps; for a float tensor (a dynamic_linear output) in float32 ulps."""
+    """|ours - theirs| in quantization steps; for a float tensor (a float op's output) in float32 ulps."""
     if not theirs.is_quantized:
         return np.abs(_ordered_float_bits(ours) - _ordered_float_bits(theirs.detach().numpy()))
     return np.abs(ours.astype(np.int64) - theirs.int_repr().numpy().astype(np.int64))
+
+
+def _approximate_float_ops() -> set[str]:
+    """Float ops whose output follows PyTorch's only to float rounding (not ``bit_exact_float_output``)."""
+    return {op for op in _core.op_names()
+            if _core.op_info(op)["kind"] == "float" and not _core.op_info(op)["bit_exact_float_output"]}
+
+
+def _compared_ops(reference_inputs: bool) -> set[str]:
+    """The ops whose outputs compare() checks: every op with integer output and the float ops whose output
+    equals PyTorch's bit for bit (the op table's ``bit_exact_float_output``, compared in ulps); with
+    ``reference_inputs`` also the other float ops (PT2E float islands, float32 summed in another order than
+    PyTorch's), whose agreement is then their own and reported relative to the tensor's range. Never the
+    float values of a dequantize."""
+    ops = {op for op in _core.op_names() if _core.op_info(op)["kind"] not in ("dequantize", "float")
+           or _core.op_info(op)["bit_exact_float_output"]}
+    return ops | _approximate_float_ops() if reference_inputs else ops
+
+
+def _reference_feed(module: QDQModule, values: dict[str, Any]) -> dict[str, np.ndarray]:
+    """PyTorch's value of every IR value a PyTorch node computed, as the runtime holds it: the integers of a
+    quantized tensor, float32 of a float one (values whose dtype or shape differ, e.g. a view qnnpy
+    reshapes, are computed by the runtime)."""
+    feed = {}
+    for info in module.graph.values():
+        node = module.torch_nodes.get(info["name"])
+        theirs = values.get(node) if node is not None else None
+        if not isinstance(theirs, torch.Tensor):
+            continue
+        array = theirs.detach().int_repr().numpy() if theirs.is_quantized else theirs.detach().numpy()
+        if str(array.dtype) == info["dtype"] and tuple(array.shape) == tuple(info["shape"]):
+            feed[info["name"]] = np.ascontiguousarray(array)
+    return feed
 
 
 def compare(
@@ -81,6 +126,7 @@ def compare(
     inputs: Sequence[torch.Tensor],
     profiles: Sequence[str] = PROFILES,
     isa: str | None = None,
+    reference_inputs: bool = False,
 ) -> ComparisonReport:
     """Run ``model`` (PyTorch, current engine) and ``module`` (integer runtime, each profile)
     on every input and compare every quantized tensor bit by bit.
@@ -88,30 +134,47 @@ def compare(
     The module must come from :func:`qnnpy.from_torch` on ``model`` (it knows which FX
     node computed each tensor). PyTorch's intermediate tensors are recorded by running
     the traced model node by node.
+
+    By default each layer of the runtime computes from the runtime's own previous outputs,
+    so a one-step difference early on can move later layers (the end-to-end agreement).
+    ``reference_inputs=True`` feeds every layer PyTorch's values of its inputs (each tensor a
+    PyTorch node computed is replaced by PyTorch's after the runtime computed it), so each
+    layer's own arithmetic is measured alone; the float ops of PT2E float islands are then
+    compared too, with ``LayerAgreement.max_relative`` their largest difference relative to
+    the tensor's largest PyTorch value (they are rarely bit-identical, so ``all_identical`` and
+    ``first_divergence`` then count them).
     """
     if not module.torch_nodes:
         raise ValueError("this module has no link to a PyTorch model (it was loaded from disk); convert it again")
-    # Tensors computed by a PyTorch node (not those qnnpy adds, e.g. a slice ahead of a dequantize): the integer
-    # ones, and the float output of dynamic_linear (bit-exact against PyTorch, compared in ulps); not the float
-    # values of dequantize nor of the float ops of a PT2E model (float32 in another summation order than PyTorch's).
-    compared_ops = {op for op in _core.op_names()
-                    if _core.op_info(op)["kind"] not in ("dequantize", "float") or op == "dynamic_linear"}
+    # Tensors computed by a PyTorch node, not those qnnpy adds (e.g. a slice ahead of a dequantize).
+    compared_ops = _compared_ops(reference_inputs)
     nodes = [n for n in module.nodes() if n["op"] in compared_ops and n["output"] in module.torch_nodes]
-    stats = {p: {n["output"]: [0, 0, 0] for n in nodes} for p in profiles}
+    stats = {p: {n["output"]: [0, 0, 0, 0.0] for n in nodes} for p in profiles}
     for x in inputs:
         captured = capture(model, (x,))
+        feed = _reference_feed(module, captured.values) if reference_inputs else None
         for profile in profiles:
-            result = module.run(x.numpy(), profile=profile, isa=isa, capture=True)
+            result = module.run(x.numpy(), profile=profile, isa=isa, capture=True, feed=feed)
             for n in nodes:
-                diff = _difference(result.intermediates[n["output"]], captured.values[module.torch_nodes[n["output"]]])
+                ours, theirs = result.intermediates[n["output"]], captured.values[module.torch_nodes[n["output"]]]
+                diff = _difference(ours, theirs)
                 s = stats[profile][n["output"]]
                 s[0] += int((diff == 0).sum())
                 s[1] += diff.size
                 s[2] = max(s[2], int(diff.max()))
+                if not theirs.is_quantized:
+                    s[3] = max(s[3], _relative_difference(ours, theirs.detach().numpy()))
     layers = {
         p: [LayerAgreement(n["output"], n["source"], n["op"], *stats[p][n["output"]]) for n in nodes] for p in profiles
     }
-    return ComparisonReport(layers, len(inputs))
+    return ComparisonReport(layers, len(inputs), reference_inputs)
+
+
+def _relative_difference(ours: np.ndarray, theirs: np.ndarray) -> float:
+    """max |ours - theirs| / max |theirs| (0 when both are all zeros)."""
+    worst = float(np.abs(ours.astype(np.float64) - theirs.astype(np.float64)).max(initial=0.0))
+    scale = float(np.abs(theirs).max(initial=0.0))
+    return worst / scale if scale else worst
 
 
 @dataclass

@@ -85,11 +85,16 @@ class Executor:
     def isa(self) -> str:
         return self._executor.isa
 
-    def run(self, *inputs: np.ndarray, capture: bool = False) -> RunResult:
+    def run(self, *inputs: np.ndarray, capture: bool = False, feed: dict[str, np.ndarray] | None = None) -> RunResult:
         """Run on inputs shaped like the module's inputs (checked by the core): float32, or integer arrays for
-        index inputs (an int64 / int32 input of an embedding); returns every output."""
+        index inputs (an int64 / int32 input of an embedding); returns every output.
+
+        ``feed`` maps IR value names to arrays of the value's dtype and shape (logical NCHW order):
+        each replaces its value once the node computing it has run (and been captured), so the
+        nodes reading it compute from the fed values.
+        """
         arrays = input_arrays(self._graph, inputs)
-        outputs, captured = self._executor.run(arrays, capture)
+        outputs, captured = self._executor.run(arrays, capture, feed or {})
         results = [self._integer_and_real(out, scale, zero_point, dtype)
                    for out, (scale, zero_point), dtype in zip(outputs, self._output_qparams, self._output_dtypes)]
         return RunResult(results[0].quantized, results[0].dequantized, dict(captured), results)

@@ -133,7 +133,7 @@ class QDQModule:
                                  f"{a.dtype}{list(a.shape)}): the folder was edited; save the module again")
 
     def run(self, *inputs: np.ndarray, profile: str = "int32_bias", threads: int = 1, isa: str | None = None,
-            capture: bool = False) -> RunResult:
+            capture: bool = False, feed: dict[str, np.ndarray] | None = None) -> RunResult:
         """Run the module in integer arithmetic with qnnpy's C++ kernels.
 
         ``profile`` is ``"int32_bias"`` (the params' canonical meaning, equal to PyTorch's
@@ -142,13 +142,15 @@ class QDQModule:
         intermediate integer tensor by IR value name; ``RunResult.outputs`` holds every
         output. Weights are packed once per (profile, isa, threads, batch size) and reused;
         after the first run the graph is frozen. A module with ``dynamic_batch`` runs any
-        batch size (dim 0 of the inputs).
+        batch size (dim 0 of the inputs). ``feed`` (value name -> array of the value's dtype and
+        shape) replaces values once computed, so later nodes read the fed values
+        (:func:`qnnpy.compare` with ``reference_inputs=True`` feeds PyTorch's tensors).
         """
         batch = self._batch_of(inputs)
         key = (profile, isa or _core.default_isa(), threads, batch)
         if key not in self._executors:
             self._executors[key] = Executor(self._graph_at(batch), self.output_qparams(), profile, isa, threads)
-        return self._executors[key].run(*inputs, capture=capture)
+        return self._executors[key].run(*inputs, capture=capture, feed=feed)
 
     def _example_batch(self) -> int:
         """Dim 0 of the inputs the module was converted with (1 for a rank-0 input)."""

@@ -71,6 +71,15 @@ def test_every_op_has_rule_emission_and_runner(name):
     assert info["kind"] in {"requantizing", "qparam_preserving", "quantize", "dequantize", "float", "lookup"}
     assert info["has_rule"] and info["has_emission"]
     assert info["has_runner"] or info["not_runnable"], f"{name}: no runner and no reason why"
+    # Only a float op can promise a float output equal to PyTorch's bit for bit.
+    assert not info["bit_exact_float_output"] or info["kind"] == "float"
+
+
+def test_dynamic_linear_is_the_float_op_with_a_bit_exact_output():
+    """The op table says which float ops compare() checks in ulps; dynamic_linear follows PyTorch's fbgemm
+    epilogue bit for bit (tests/test_dynamic_linear.py), the PT2E float ops sum in another order."""
+    assert _core.op_info("dynamic_linear")["bit_exact_float_output"]
+    assert not _core.op_info("float_conv2d")["bit_exact_float_output"]
 
 
 def test_unknown_op_is_refused_with_its_name():

@@ -53,8 +53,20 @@ void bind_runtime(py::module_& m) {
            "The kernel each conv/linear node used in the last finished run (node order; '' for other nodes).")
       .def(
           "run",
-          [](Executor& e, const std::vector<py::array>& inputs, bool capture) {
+          [](Executor& e, const std::vector<py::array>& inputs, bool capture, const std::map<std::string, py::array>& feed) {
             const Graph& g = e.graph();
+            std::map<std::string, int> ids;
+            for (size_t i = 0; i < g.values().size(); ++i) ids[g.values()[i].name] = static_cast<int>(i);
+            std::map<int, HostTensor> fed;
+            for (const auto& [name, array] : feed) {
+              if (!ids.count(name)) throw std::invalid_argument("runtime: no value named '" + name + "' to feed");
+              const py::array a = py::array::ensure(array, py::array::c_style);
+              HostTensor t;
+              t.dtype = dtype_from_name(py::str(a.dtype()).cast<std::string>());
+              t.shape = shape_of(a);
+              t.bytes.assign(static_cast<const uint8_t*>(a.data()), static_cast<const uint8_t*>(a.data()) + a.nbytes());
+              fed[ids[name]] = std::move(t);
+            }
             if (inputs.size() != g.inputs().size()) {
               throw std::invalid_argument("runtime: " + std::to_string(g.inputs().size()) + " input(s) expected, got " +
                                           std::to_string(inputs.size()));
@@ -74,7 +86,7 @@ void bind_runtime(py::module_& m) {
             std::vector<HostTensor> outs;
             {
               py::gil_scoped_release release;
-              outs = e.run(ptrs, capture ? &captured : nullptr);
+              outs = e.run(ptrs, capture ? &captured : nullptr, feed.empty() ? nullptr : &fed);
             }
             py::list out_list;
             for (const auto& t : outs) out_list.append(host_to_numpy(t));
@@ -82,8 +94,10 @@ void bind_runtime(py::module_& m) {
             for (const auto& kv : captured) cap[py::str(kv.first)] = host_to_numpy(kv.second);
             return py::make_tuple(out_list, cap);
           },
-          py::arg("inputs"), py::arg("capture") = false,
-          "Run on the inputs (float32 NCHW, or int64 / int32 indices); returns (outputs, {value name: tensor} when capture).");
+          py::arg("inputs"), py::arg("capture") = false, py::arg("feed") = std::map<std::string, py::array>{},
+          "Run on the inputs (float32 NCHW, or int64 / int32 indices); returns (outputs, {value name: tensor} when "
+          "capture). `feed` maps value names to arrays (the value's dtype and shape) that replace those values once "
+          "computed.");
 }
 
 }  // namespace qnnpy::bindings

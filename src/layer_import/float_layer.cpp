@@ -1,5 +1,8 @@
 #include "layer_import/float_layer.h"
 
+#include "ir/limits.h"
+
+#include <algorithm>
 #include <cstring>
 #include <stdexcept>
 
@@ -13,6 +16,16 @@ int add_float_layer_node(Graph& g, const std::string& op, int input, const std::
   n.op = op;
   n.source = source;
   n.inputs = {input};
+  // The 8-bit source of a dequantized input, as a second input (ops/float_ops.cpp), when the
+  // exact int32 sums fit (ir/limits.h).
+  const int64_t reduction = num_elements(weight.shape) / std::max<int64_t>(1, weight.shape.at(0));
+  if (!float_weight && reduction <= kMaxReductionLength) {
+    for (const Node& m : g.nodes()) {
+      if (m.output != input || m.op != "dequantize") continue;
+      const Value& q = g.value(m.inputs.at(0));
+      if ((q.dtype == DType::UInt8 || q.dtype == DType::Int8) && q.q.scale.size() == 1) n.inputs.push_back(m.inputs[0]);
+    }
+  }
   n.ints = std::move(ints);
   Param w;
   w.name = g.unique_name(name + "_weight");

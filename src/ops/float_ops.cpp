@@ -4,7 +4,10 @@
 // holds it: int8 with its qparams (dequantized by the op as PyTorch's dequantize_per_channel
 // does), or float32 when the quantizer left the layer unannotated; the bias is float32
 // (param "bias_float"). They are emitted as float
-// Relax ops and run in float32 by the runtime (src/runtime/ops/float_*.cpp).
+// Relax ops and run in float32 by the runtime (src/runtime/ops/float_*.cpp). An int8-weight
+// float_conv2d / float_linear whose input is a dequantized 8-bit tensor also takes that tensor
+// as a second input (layer_import/float_layer.cpp); the emission ignores it, the runtime
+// accumulates on it in integers (runtime/ops/integer_float_layers.cpp).
 #include <algorithm>
 #include <string>
 
@@ -34,11 +37,23 @@ const Param& float_weight(const Checker& c, size_t rank) {
   return w;
 }
 
+// The optional second input of float_conv2d / float_linear: the 8-bit tensor (one scale and
+// zero point) the first input was dequantized from, for an int8 weight.
+void quantized_source(const Checker& c, const Param& w, int64_t reduction) {
+  if (c.n.inputs.size() == 1) return;
+  c.inputs(2);
+  const Value& q = c.in(1);
+  c.quantized_per_tensor(q);
+  if (q.shape != c.in(0).shape) c.fail("8-bit source " + shape_str(q.shape) + " differs from input " + shape_str(c.in(0).shape));
+  if (w.dtype != DType::Int8) c.fail("an 8-bit source input needs an int8 weight");
+  c.reduction_length(reduction);
+}
+
 Shape float_conv2d_rule(const Checker& c, const Value&) {
-  c.inputs(1);
   const Value& x = c.in(0);
   c.rank(x, 4);
   const Param& w = float_weight(c, 4);
+  quantized_source(c, w, w.shape[1] * w.shape[2] * w.shape[3]);
   auto stride = c.pair("stride"), padding = c.pair("padding"), dilation = c.pair("dilation");
   c.positive(stride, "stride");
   c.positive(dilation, "dilation");
@@ -55,9 +70,9 @@ Shape float_conv2d_rule(const Checker& c, const Value&) {
 }
 
 Shape float_linear_rule(const Checker& c, const Value&) {
-  c.inputs(1);
   const Value& x = c.in(0);
   const Param& w = float_weight(c, 2);
+  quantized_source(c, w, w.shape[1]);
   if (x.shape.empty() || x.shape.back() != w.shape[1]) {
     c.fail("input " + shape_str(x.shape) + " does not end in the weight's " + std::to_string(w.shape[1]) + " features");
   }
@@ -171,8 +186,10 @@ void float_reshape_emit(Emitter& e, const Node& n) {
 
 std::vector<OpDef> float_ops() {
   return {
-      {"float_conv2d", OpKind::Float, float_conv2d_rule, float_conv2d_emit, prepared_runner<FloatConv2d>},
-      {"float_linear", OpKind::Float, float_linear_rule, float_linear_emit, prepared_runner<FloatLinear>},
+      {"float_conv2d", OpKind::Float, float_conv2d_rule, float_conv2d_emit, prepared_runner<FloatConv2d>, nullptr, false,
+       /*reads_quantized_source=*/true},
+      {"float_linear", OpKind::Float, float_linear_rule, float_linear_emit, prepared_runner<FloatLinear>, nullptr, false,
+       /*reads_quantized_source=*/true},
       {"float_add", OpKind::Float, float_binary_rule, float_add_emit, function_runner<run_float_add>},
       {"float_mul", OpKind::Float, float_binary_rule, float_mul_emit, function_runner<run_float_mul>},
       {"float_relu", OpKind::Float, float_unary_rule, float_relu_emit, function_runner<run_float_relu>},

@@ -37,6 +37,13 @@ struct OpDef {
   // `not_runnable` says why.
   std::unique_ptr<PreparedOp> (*make_runner)(const Graph& g, const Node& n, Profile profile);
   const char* not_runnable = nullptr;
+  // A Float-kind op whose float32 output equals PyTorch's bit for bit (the runtime follows
+  // PyTorch's summation and rounding, e.g. dynamic_linear); compare() checks such outputs in
+  // float32 ulps. False for the float ops of PT2E islands (float32 in another summation order).
+  bool bit_exact_float_output = false;
+  // A Float-kind op that may take, as its last input, the 8-bit tensor its first input was
+  // dequantized from (float_conv2d / float_linear: the runtime then accumulates in integers).
+  bool reads_quantized_source = false;
 };
 
 // Every op, in one table assembled from the op families (src/ops/*.cpp).

@@ -97,6 +97,7 @@ Shape check_by_kind(const OpDef& op, const Checker& c, const Value& out) {
     case OpKind::Float:
       if (out.dtype != DType::Float32 || !out.q.empty()) c.fail("output must be float32 without qparams");
       for (size_t i = 0; i < c.n.inputs.size(); ++i) {
+        if (op.reads_quantized_source && i == 1) continue;  // the op's rule checks its 8-bit source
         if (c.in(i).dtype != DType::Float32) c.fail("input '" + c.in(i).name + "' must be float32 (dequantize it first)");
       }
       return op.infer(c, out);

@@ -38,16 +38,45 @@ void pad_rows(const uint8_t* x, int64_t b, int64_t py0, int64_t py1, const ConvG
 constexpr int64_t kMinGemmMacsPerWorker = int64_t{2} << 20;
 constexpr int64_t kMinDepthwiseMacsPerWorker = int64_t{200} << 10;
 
+// Where the accumulators of a layer go: requantized into the 8-bit NHWC output `q` (rows of
+// L.cout), or with `to_float` scaled into the float output `f`, NCHW planes of `plane` positions.
+struct LayerOutput {
+  uint8_t* q = nullptr;
+  float* f = nullptr;
+  const FloatOutput* to_float = nullptr;
+  int64_t plane = 1;
+};
+
+// Rows [r0, r1) and channels [c0, c0 + n) of the accumulators (leading dimension `ld`); `raw_x`:
+// sums of raw x, corrected through L.ibias_raw_x (prepared_layer.h).
+void store(const OpArgs& a, const PreparedLayer& L, const int32_t* acc, int64_t r0, int64_t r1, int64_t c0, int64_t n,
+           int64_t ld, bool raw_x, const LayerOutput& o) {
+  if (!o.to_float) {
+    a.k.requantize(acc, r1 - r0, n, ld, L.requant(c0, raw_x), o.q + r0 * L.cout + c0, L.cout);
+    return;
+  }
+  for (int64_t r = r0; r < r1; ++r) {
+    const int64_t image = r / o.plane, position = r % o.plane;
+    for (int64_t j = 0; j < n; ++j) {
+      const int64_t c = c0 + j;
+      // The wrapping int32 add of the requantization (see raw_x_bias in prepared_layer.cpp).
+      const uint32_t correction = raw_x ? static_cast<uint32_t>(L.ibias_raw_x[c]) : 0u;
+      const int32_t exact = static_cast<int32_t>(static_cast<uint32_t>(acc[(r - r0) * ld + j]) + correction);
+      o.f[(image * L.cout + c) * o.plane + position] =
+          static_cast<float>(exact) * o.to_float->scale[c] + o.to_float->bias[c];
+    }
+  }
+}
+
 // Each task pads the input rows its output rows read (in its own scratch, so padding
 // takes no serial pass and no job of its own), then runs the row kernel and requantizes.
-void run_depthwise(const OpArgs& a, const PreparedLayer& L, int64_t batch, const ConvGeometry& g, uint8_t* out,
+void run_depthwise(const OpArgs& a, const PreparedLayer& L, int64_t batch, const ConvGeometry& g, const LayerOutput& out,
                    int threads) {
   const uint8_t* x = a.in_buf().q.data();
   const int64_t wp = g.w + 2 * L.pw, c = g.cin;
   const int64_t window = (L.kh - 1) * L.dh + 1;  // padded rows read by one output row
   const DepthwiseRow s{c, g.ow, L.kh, L.kw, L.sw, L.dh, L.dw, wp * c};
   const bool sgn = a.is_signed();
-  const RequantParams rq = L.requant(0, true);
   const int64_t out_rows = batch * g.oh;
   threads = workers_for(out_rows * g.ow * c * L.kh * L.kw, kMinDepthwiseMacsPerWorker, threads);
   const int64_t rows_per_task = std::max<int64_t>(1, out_rows / (4 * threads));
@@ -62,14 +91,14 @@ void run_depthwise(const OpArgs& a, const PreparedLayer& L, int64_t batch, const
       pad_rows(x, b, py0, py1, g, L, padded);
       for (int64_t oy = oy0; oy < oy1; ++oy, ++r) {
         a.k.depthwise_row(padded + (oy * L.sh - py0) * wp * c, s, sgn, L.depthwise_pairs.data(), acc);
-        a.k.requantize(acc, g.ow, c, c, rq, out + r * g.ow * c, c);
+        store(a, L, acc, r * g.ow, (r + 1) * g.ow, 0, c, c, true, out);
       }
     }
   });
 }
 
 // im2col + GEMM + requantization in tasks over the worker pool; returns the kernel used.
-const char* run_gemm(const OpArgs& a, const PreparedLayer& L, const ConvGeometry& g, int64_t rows, uint8_t* out,
+const char* run_gemm(const OpArgs& a, const PreparedLayer& L, const ConvGeometry& g, int64_t rows, const LayerOutput& out,
                      int threads) {
   const Buffer& x = a.in_buf();
   U8s8Input u8_in;
@@ -116,8 +145,7 @@ const char* run_gemm(const OpArgs& a, const PreparedLayer& L, const ConvGeometry
         im2col_s16(x.q.data(), sgn, g, L, grp, r0, r1, a16);
         a.k.gemm_s16(a16, r1 - r0, L.kp, L.packed_b.data() + grp * per_group + j0 * L.kp, j1 - j0, cbuf, cpg);
       }
-      a.k.requantize(cbuf, r1 - r0, j1 - j0, cpg, L.requant(grp * cpg + j0, u8s8),
-                     out + r0 * L.cout + grp * cpg + j0, L.cout);
+      store(a, L, cbuf, r0, r1, grp * cpg + j0, j1 - j0, cpg, u8s8, out);
     }
   });
   return u8s8 ? "gemm_u8s8" : "gemm_s16";
@@ -125,7 +153,7 @@ const char* run_gemm(const OpArgs& a, const PreparedLayer& L, const ConvGeometry
 
 }  // namespace
 
-const char* run_weighted(const OpArgs& a, const PreparedLayer& L, bool spatial, int threads) {
+const char* run_weighted(const OpArgs& a, const PreparedLayer& L, bool spatial, int threads, const FloatOutput* to_float) {
   const Value &xv = a.in(), &yv = a.out();
   Buffer& y = a.out_buf();
   int64_t batch;
@@ -133,19 +161,28 @@ const char* run_weighted(const OpArgs& a, const PreparedLayer& L, bool spatial, 
   if (spatial) {
     batch = xv.shape[0], g.cin = xv.shape[1], g.h = xv.shape[2], g.w = xv.shape[3];
     g.oh = yv.shape[2], g.ow = yv.shape[3];
-    y.torch_channels_last = true;  // fbgemm and qnnpack convs write channels_last
   } else {
     g.cin = xv.shape.back(), batch = num_elements(xv.shape) / g.cin, g.h = g.w = g.oh = g.ow = 1;
   }
   const int64_t rows = batch * g.oh * g.ow;
-  y.q.resize(static_cast<size_t>(rows * L.cout));  // every element is written below
+  LayerOutput out;
+  out.to_float = to_float;
+  if (to_float) {
+    y.f.resize(static_cast<size_t>(rows * L.cout));  // every element is written below
+    out.f = y.f.data();
+    out.plane = g.oh * g.ow;
+  } else {
+    y.torch_channels_last = spatial;  // fbgemm and qnnpack convs write channels_last
+    y.q.resize(static_cast<size_t>(rows * L.cout));  // every element is written below
+    out.q = y.q.data();
+  }
 
   if (L.depthwise) {
-    run_depthwise(a, L, batch, g, y.q.data(), threads);
+    run_depthwise(a, L, batch, g, out, threads);
     return "depthwise";
   }
 
-  return run_gemm(a, L, g, rows, y.q.data(), threads);
+  return run_gemm(a, L, g, rows, out, threads);
 }
 
 }  // namespace qnnpy

@@ -14,7 +14,15 @@ namespace qnnpy {
 // saturate its int16 pair sums, exact int16 otherwise. Returns the kernel used:
 // "depthwise", "gemm_u8s8" or "gemm_s16". `spatial`: a conv2d node (NCHW input),
 // otherwise a linear one (rows of the last axis).
-const char* run_weighted(const OpArgs& a, const PreparedLayer& L, bool spatial, int threads);
+// With `to_float` (a layer prepared by prepare_float_output_layer), the accumulators are not
+// requantized but scaled to float32 into the output's Buffer::f (NCHW for a conv, rows for a
+// linear): y = fl(fl(float(acc) * scale[c]) + bias[c]), acc the exact sum (x - zx)(w - zw).
+struct FloatOutput {
+  const float* scale;  // s_x * s_w[c] per output channel
+  const float* bias;   // the float bias per output channel (zeros without one)
+};
+const char* run_weighted(const OpArgs& a, const PreparedLayer& L, bool spatial, int threads,
+                         const FloatOutput* to_float = nullptr);
 
 // A conv2d or linear node with its weights prepared once.
 class LayerRunner final : public PreparedOp {

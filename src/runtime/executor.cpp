@@ -52,8 +52,23 @@ HostTensor Executor::to_host(int value_id, const Buffer& b) const {
   return t;
 }
 
+void Executor::from_host(int value_id, const HostTensor& t, Buffer& b) const {
+  const Value& v = graph_->value(value_id);
+  if (t.dtype != v.dtype || t.shape != v.shape ||
+      t.bytes.size() != static_cast<size_t>(num_elements(v.shape)) * dtype_size(v.dtype)) {
+    throw std::invalid_argument("runtime: value '" + v.name + "' is " + dtype_name(v.dtype) + " " + shape_str(v.shape) +
+                                ", fed " + dtype_name(t.dtype) + " " + shape_str(t.shape));
+  }
+  if (v.dtype == DType::Float32) {
+    b.f.resize(t.bytes.size() / sizeof(float));
+    std::memcpy(b.f.data(), t.bytes.data(), t.bytes.size());
+  } else {
+    b.q = to_storage(t.bytes, v.shape);
+  }
+}
+
 std::vector<HostTensor> Executor::run(const std::vector<const void*>& inputs,
-                                      std::map<std::string, HostTensor>* captured) {
+                                      std::map<std::string, HostTensor>* captured, const std::map<int, HostTensor>* feed) {
   std::lock_guard<std::mutex> lock(run_mutex_);
   const Graph& g = *graph_;
   if (inputs.size() != g.inputs().size()) {
@@ -83,6 +98,7 @@ std::vector<HostTensor> Executor::run(const std::vector<const void*>& inputs,
     kernels[i] = runners_[i].run(g, nodes[i], values, k_, threads_);
     seconds[i] = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (captured) (*captured)[g.value(nodes[i].output).name] = to_host(nodes[i].output, values[nodes[i].output]);
+    if (feed && feed->count(nodes[i].output)) from_host(nodes[i].output, feed->at(nodes[i].output), values[nodes[i].output]);
   }
   std::vector<HostTensor> outs;
   for (int id : g.outputs()) outs.push_back(to_host(id, values[id]));

@@ -36,7 +36,12 @@ class Executor {
   // `inputs` are buffers in graph-input order, each holding the input's element count
   // in the input's dtype (float32 NCHW, or int64 / int32 indices); callers check the
   // shapes and dtypes. With `capture`, every node output is returned by value name in `captured`.
-  std::vector<HostTensor> run(const std::vector<const void*>& inputs, std::map<std::string, HostTensor>* captured);
+  // With `feed` (value id -> values in logical order, of the value's dtype and shape), a fed
+  // node's output is replaced by the given values after it is computed (and captured), so the
+  // nodes that read it compute from those values: qnnpy.compare feeds PyTorch's own tensors this
+  // way to measure each layer's arithmetic alone.
+  std::vector<HostTensor> run(const std::vector<const void*>& inputs, std::map<std::string, HostTensor>* captured,
+                              const std::map<int, HostTensor>* feed = nullptr);
 
   // Wall time of each node in the last finished run, in seconds (node order); a copy,
   // taken while no run writes it.
@@ -50,6 +55,7 @@ class Executor {
 
  private:
   HostTensor to_host(int value_id, const Buffer& b) const;
+  void from_host(int value_id, const HostTensor& t, Buffer& b) const;
 
   std::shared_ptr<const Graph> graph_;
   Profile profile_;

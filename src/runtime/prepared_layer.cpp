@@ -98,9 +98,9 @@ int32_t raw_x_bias(int32_t ibias, int32_t zx, int32_t colsum) {
 }
 
 // Packs the uint8 x int8 GEMM weights when the layer qualifies (see prepared_layer.h).
-void prepare_u8s8(const Graph& g, const Node& n, const Param& w, PreparedLayer& L) {
+void prepare_u8s8(const Param& w, DType input_dtype, PreparedLayer& L) {
   const char* env = std::getenv("QNNPY_GEMM");
-  if ((env && std::strcmp(env, "s16") == 0) || g.value(n.inputs[0]).dtype != DType::UInt8) return;
+  if ((env && std::strcmp(env, "s16") == 0) || input_dtype != DType::UInt8) return;
   std::vector<std::vector<int16_t>> bs;
   for (int64_t grp = 0; grp < L.groups; ++grp) {
     bs.push_back(conv_b_matrix(w, L, grp));
@@ -147,12 +147,10 @@ void prepare_depthwise(const Param& w, PreparedLayer& L) {
   pack_depthwise_pairs(wt.data(), taps, L.cout, L.depthwise_pairs.data());
 }
 
-}  // namespace
-
-PreparedLayer prepare_layer(const Graph& g, const Node& n, Profile profile) {
-  PreparedLayer L;
-  const Param& w = g.node_param(n, "weight");
-  if (n.op == "conv2d") {
+// Geometry of a conv2d / float_conv2d (OIHW weight) or linear / float_linear (a 1x1 conv over rows).
+void set_geometry(const Node& n, const Param& w, PreparedLayer& L) {
+  const bool conv = n.op == "conv2d" || n.op == "float_conv2d";
+  if (conv) {
     L.cout = w.shape[0];
     L.groups = n.int_attr("groups");
     L.cin_per_group = w.shape[1];
@@ -161,7 +159,7 @@ PreparedLayer prepare_layer(const Graph& g, const Node& n, Profile profile) {
     L.kw = w.shape[3];
     const auto &st = n.ints_attr("stride"), &pd = n.ints_attr("padding"), &dl = n.ints_attr("dilation");
     L.sh = st[0], L.sw = st[1], L.ph = pd[0], L.pw = pd[1], L.dh = dl[0], L.dw = dl[1];
-  } else if (n.op == "linear") {
+  } else if (n.op == "linear" || n.op == "float_linear") {
     L.cout = L.cout_per_group = w.shape[0];
     L.cin_per_group = w.shape[1];
   } else {
@@ -169,21 +167,42 @@ PreparedLayer prepare_layer(const Graph& g, const Node& n, Profile profile) {
   }
   L.k = L.kh * L.kw * L.cin_per_group;
   L.kp = (L.k + 1) / 2 * 2;
-  L.depthwise = n.op == "conv2d" && L.cin_per_group == 1 && L.cout_per_group == 1;
-  if (!L.depthwise) {
-    const int64_t per_group = packed_b_size(L.k, L.cout_per_group);
-    L.packed_b.resize(per_group * L.groups);
-    for (int64_t grp = 0; grp < L.groups; ++grp) {
-      std::vector<int16_t> b = conv_b_matrix(w, L, grp);  // linear: kh = kw = 1, the same (k, j) layout
-      pack_b(b.data(), L.k, L.cout_per_group, L.packed_b.data() + grp * per_group);
-    }
-  }
-  set_requantization(g, n, profile, L);
+  L.depthwise = conv && L.cin_per_group == 1 && L.cout_per_group == 1;
+}
+
+// The packed weights of every path the layer can take; needs L.ibias and L.input_zp set.
+void pack_weights(const Param& w, DType input_dtype, PreparedLayer& L) {
   if (L.depthwise) {
     prepare_depthwise(w, L);
-  } else {
-    prepare_u8s8(g, n, w, L);
+    return;
   }
+  const int64_t per_group = packed_b_size(L.k, L.cout_per_group);
+  L.packed_b.resize(per_group * L.groups);
+  for (int64_t grp = 0; grp < L.groups; ++grp) {
+    std::vector<int16_t> b = conv_b_matrix(w, L, grp);  // linear: kh = kw = 1, the same (k, j) layout
+    pack_b(b.data(), L.k, L.cout_per_group, L.packed_b.data() + grp * per_group);
+  }
+  prepare_u8s8(w, input_dtype, L);
+}
+
+}  // namespace
+
+PreparedLayer prepare_layer(const Graph& g, const Node& n, Profile profile) {
+  PreparedLayer L;
+  const Param& w = g.node_param(n, "weight");
+  set_geometry(n, w, L);
+  set_requantization(g, n, profile, L);
+  pack_weights(w, g.value(n.inputs[0]).dtype, L);
+  return L;
+}
+
+PreparedLayer prepare_float_output_layer(const Graph& g, const Node& n, const Value& x) {
+  PreparedLayer L;
+  const Param& w = g.node_param(n, "weight");
+  set_geometry(n, w, L);
+  L.ibias.assign(L.cout, 0);  // the accumulators stay the exact sums; the float bias comes after scaling
+  L.input_zp = x.q.zero_point[0];
+  pack_weights(w, x.dtype, L);
   return L;
 }
 

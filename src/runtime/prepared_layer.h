@@ -50,5 +50,9 @@ struct PreparedLayer {
 };
 
 PreparedLayer prepare_layer(const Graph& g, const Node& n, Profile profile);
+// A float_conv2d / float_linear node with an int8 weight whose input is the dequantized 8-bit
+// tensor `x`: the same packed weights, no requantization (ibias = 0, so the accumulators are the
+// exact sums (x - zx)(w - zw)), for the integer-accumulating float path (runtime/ops/float_layers.cpp).
+PreparedLayer prepare_float_output_layer(const Graph& g, const Node& n, const Value& x);
 
 }  // namespace qnnpy
