@@ -32,6 +32,15 @@ ATHERIS_HARNESSES = {"saved_module": "graph_file", "torchscript_archive": "torch
 FUZZ_FLAGS = ["-seed=1", "-rss_limit_mb=3072", "-timeout=30", "-print_final_stats=1"]
 
 
+def _fresh(command: list[str]) -> list[str]:
+    """`command` started by a small shell. libFuzzer's -rss_limit_mb reads the process's peak RSS
+    (getrusage), and Linux carries the peak of a forking parent into a child over fork and exec:
+    started straight from a test worker holding gigabytes of torch and TVM, a fuzzer reports
+    out-of-memory before its first input. A child forked by the shell starts from the shell's
+    peak instead."""
+    return ["sh", "-c", '"$@" & wait $!', "sh", *command]
+
+
 def _inputs(target: str) -> list[Path]:
     """Seeds and past findings of a target."""
     return sorted(p for d in ("corpus", "regressions") for p in (FUZZ / d / target).glob("*"))
@@ -61,12 +70,12 @@ def libfuzzer_dir() -> Path:
 def test_libfuzzer_target_runs_its_seeds_and_past_findings_clean(libfuzzer_dir: Path, target: str):
     files = _inputs(target)
     assert len(files) >= 10
-    _check(subprocess.run([str(libfuzzer_dir / f"fuzz_{target}"), *map(str, files)], capture_output=True),
+    _check(subprocess.run(_fresh([str(libfuzzer_dir / f"fuzz_{target}"), *map(str, files)]), capture_output=True),
            f"fuzz_{target} on its corpus and regressions")
 
 
 def _atheris(harness: str, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-P", str(FUZZ / f"atheris_{harness}.py"), *args], capture_output=True)
+    return subprocess.run(_fresh([sys.executable, "-P", str(FUZZ / f"atheris_{harness}.py"), *args]), capture_output=True)
 
 
 @pytest.mark.parametrize("harness", ATHERIS_HARNESSES)
@@ -101,7 +110,7 @@ def short_runs(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPath
     started = {}
     for name, command in commands.items():
         with open(runs[name] / "log.txt", "wb") as log:  # files, not pipes: a full pipe would stall a run
-            started[name] = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
+            started[name] = subprocess.Popen(_fresh(command), stdout=log, stderr=subprocess.STDOUT)
     for name, process in started.items():
         process.wait()
         output = (runs[name] / "log.txt").read_bytes()
