@@ -173,7 +173,8 @@ def test_scalar_kernels_when_qnnpy_isa_says_so(tmp_path):
         import numpy as np, qnnpy
         from qnnpy import tvm_kernel_form, zoo
         x = zoo.calibration_data(1, 1, (3, 32, 32), seed=2)[0]
-        module = qnnpy.from_torch(zoo.quantized_mobilenet_v2(engine="fbgemm", seed=0), (x,))
+        model = zoo.quantized_torchvision("mobilenet_v2", seed=0, calibration_batches=1, image_size=32, batch_size=2)
+        module = qnnpy.from_torch(model, (x,))
         got = tvm_kernel_form.build(module, profile="fbgemm")(x.numpy())
         assert tvm_kernel_form.kernel_isa() == "scalar"
         assert np.array_equal(got, module.run(x.numpy(), profile="fbgemm", isa="scalar").dequantized)
