@@ -123,13 +123,14 @@ def _reference_feed(module: QDQModule, values: dict[str, Any]) -> dict[str, np.n
 def compare(
     model: torch.nn.Module,
     module: QDQModule,
-    inputs: Sequence[torch.Tensor],
+    inputs: Sequence[torch.Tensor | tuple[torch.Tensor, ...]],
     profiles: Sequence[str] = PROFILES,
     isa: str | None = None,
     reference_inputs: bool = False,
 ) -> ComparisonReport:
     """Run ``model`` (PyTorch, current engine) and ``module`` (integer runtime, each profile)
-    on every input and compare every quantized tensor bit by bit.
+    on every input and compare every quantized tensor bit by bit. Each input is a tensor, or a
+    tuple of tensors for a model with several inputs (e.g. token ids and position ids).
 
     The module must come from :func:`qnnpy.from_torch` on ``model`` (it knows which FX
     node computed each tensor). PyTorch's intermediate tensors are recorded by running
@@ -151,10 +152,11 @@ def compare(
     nodes = [n for n in module.nodes() if n["op"] in compared_ops and n["output"] in module.torch_nodes]
     stats = {p: {n["output"]: [0, 0, 0, 0.0] for n in nodes} for p in profiles}
     for x in inputs:
-        captured = capture(model, (x,))
+        args = tuple(x) if isinstance(x, (tuple, list)) else (x,)
+        captured = capture(model, args)
         feed = _reference_feed(module, captured.values) if reference_inputs else None
         for profile in profiles:
-            result = module.run(x.numpy(), profile=profile, isa=isa, capture=True, feed=feed)
+            result = module.run(*(a.numpy() for a in args), profile=profile, isa=isa, capture=True, feed=feed)
             for n in nodes:
                 ours, theirs = result.intermediates[n["output"]], captured.values[module.torch_nodes[n["output"]]]
                 diff = _difference(ours, theirs)

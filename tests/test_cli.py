@@ -34,6 +34,7 @@ def files(tmp_path_factory) -> dict[str, Path]:
     """A quantized CNN saved with torch.save, as TorchScript, as a state_dict; a float model; a converted module."""
     root = tmp_path_factory.mktemp("cli")
     torch.backends.quantized.engine = "fbgemm"
+    torch.manual_seed(0)  # Head's weights: the same model whatever ran before in this process
     model, _ = quantized(Head(linear_relu=False), SHAPE[1:])
     paths = {name: root / name for name in ("model.pt", "scripted.pt", "state_dict.pt", "float.pt", "out")}
     torch.save(model, paths["model.pt"])

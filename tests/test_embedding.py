@@ -14,7 +14,7 @@ from torch.ao.quantization import float_qparams_weight_only_qconfig, float_qpara
 import qnnpy
 from qnnpy import _core, tvm_bridge
 from qnnpy.errors import ConversionError
-from embedding_models import (BagLinear, EmbeddingEncoder, EmbeddingLinear, WeightedBagLinear, dynamic_quantized,
+from embedding_models import (DIM, BagLinear, EmbeddingEncoder, EmbeddingLinear, WeightedBagLinear, dynamic_quantized,
                               embedding_cases, static_quantized, token_ids)
 
 
@@ -192,6 +192,17 @@ def test_compare_reports_the_lookup_bit_exact(cases):
     report = qnnpy.compare(model, module, [inputs[0], token_ids((3, 7), seed=8)], profiles=["fbgemm"])
     layers = {layer.op: layer for layer in report.layers["fbgemm"]}
     assert layers["embedding"].identical == layers["embedding"].total > 0
+
+
+def test_compare_takes_a_tuple_per_input_for_a_model_with_several_inputs(cases):
+    model, inputs = cases["embedding_bag_linear"]
+    module = qnnpy.from_torch(model, inputs)
+    flat, offsets = inputs
+    report = qnnpy.compare(model, module, [inputs, (token_ids((12,), seed=9), offsets)], profiles=["fbgemm"])
+    layers = {layer.op: layer for layer in report.layers["fbgemm"]}
+    bag = layers["embedding_bag"]
+    assert bag.identical == bag.total == 2 * len(offsets) * DIM  # two inputs of len(offsets) bags each
+    assert report.all_identical("fbgemm")
 
 
 def test_tvm_builds_and_runs_the_lookups(cases):

@@ -267,15 +267,6 @@ def test_softmax_under_qnnpack_with_other_qparams_takes_the_float_path():
     assert (differ, worst) == (0, 0), f"{differ} of {total} differ, max {worst} LSB"
 
 
-class _Embeddings(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.embedding = nn.Embedding(10, 4)
-
-    def forward(self, indices: torch.Tensor) -> torch.Tensor:
-        return self.embedding(indices)
-
-
 class _Conv3d(nn.Module):
     def __init__(self):
         super().__init__()
@@ -285,16 +276,9 @@ class _Conv3d(nn.Module):
         return self.conv(x)
 
 
-def test_embedding_and_conv3d_are_refused():
-    """Not supported (graph inputs are float tensors: an embedding needs integer indices; the runtime's
-    convolutions are 2-D over NHWC): the conversion refuses the integer input, and names Conv3d."""
-    embeddings = _Embeddings().eval()
-    embeddings.qconfig = torch.ao.quantization.float_qparams_weight_only_qconfig
-    torch.ao.quantization.prepare(embeddings, inplace=True)
-    torch.ao.quantization.convert(embeddings, inplace=True)
-    indices = torch.tensor([[1, 4, 9]])
-    with pytest.raises(qnnpy.ConversionError, match="example input 'indices' must be a float tensor"):
-        qnnpy.from_torch(embeddings, (indices,))
+def test_conv3d_is_refused_by_name():
+    """Not supported (the runtime's convolutions are 2-D over NHWC): the conversion names Conv3d and its module.
+    (Embeddings convert: tests/test_embedding.py.)"""
     model, x = quantized(_Conv3d(), (2, 5, 5, 5))
     assert type(model.body.conv).__name__ == "Conv3d" and model.body.conv.__module__.startswith("torch.ao.nn.quantized")
     with pytest.raises(qnnpy.UnsupportedOpsError, match=r"body.conv: .*Conv3d"):
