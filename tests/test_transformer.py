@@ -28,6 +28,7 @@ from transformer_models import (
     inputs,
     pt2e_encoder,
     pt2e_torch_encoder_layer,
+    token_inputs,
 )
 
 FLOAT_KIND = {op for op in _core.op_names() if _core.op_info(op)["kind"] == "float"}
@@ -212,6 +213,30 @@ def test_dynamic_encoder_agrees_with_pytorch(dynamic_case):
         ref = model(xs[0]).numpy()
     out = module.run(xs[0].numpy(), profile="fbgemm").dequantized
     assert np.abs(out - ref).max() <= FLOAT_RELATIVE * np.abs(ref).max()
+
+
+def test_bert_like_dynamic_encoder_from_token_ids_end_to_end():
+    """A small BERT: token and position embeddings (float), two encoder layers with dynamic quantized linears, a
+    head; int64 inputs. The embeddings and the first layer's Q / K / V projections (fed exact float tensors) are
+    bit-exact; the output within float rounding of PyTorch's, in the runtime and in TVM."""
+    model = dynamic_encoder(embedding=True)
+    example = token_inputs(1)[0]
+    module = qnnpy.from_torch(model, example)
+    assert module.input_dtypes == ["int64", "int64"]
+    ops = {n["op"] for n in module.nodes()}
+    assert {"float_embedding", "dynamic_linear"} <= ops and sum(n["op"] == "dynamic_linear" for n in module.nodes()) == 13
+    xs = token_inputs(3, seed=4)
+    rows = {r.source: r for r in qnnpy.compare(model, module, xs, profiles=("fbgemm",)).layers["fbgemm"]}
+    for source in ("tokens", "positions", "layers.0.q", "layers.0.k", "layers.0.v"):
+        assert rows[source].identical == rows[source].total > 0, source
+    with torch.no_grad():
+        ref = model(*xs[0]).numpy()
+    out = module.run(*(t.numpy() for t in xs[0]), profile="fbgemm").dequantized
+    assert np.abs(out - ref).max() <= FLOAT_RELATIVE * np.abs(ref).max()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        got = np.asarray(tvm_bridge.build(module, form="qdq", profile="fbgemm")(*(t.numpy() for t in xs[0])))
+    assert np.abs(got - ref).max() <= FLOAT_RELATIVE * np.abs(ref).max()
 
 
 def test_dynamic_encoder_in_tvm(dynamic_case):

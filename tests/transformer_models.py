@@ -53,8 +53,8 @@ class EncoderLayer(nn.Module):
 
 
 class TinyEncoder(nn.Module):
-    """Input [B, T, D] float (``embedding=False``, the default) or [B, T] token ids (``embedding=True``: a token
-    and a position embedding in front, for when qnnpy takes integer inputs) -> logits [B, T, classes]."""
+    """Input [B, T, D] float (``embedding=False``, the default) or [B, T] token ids and [B, T] position ids
+    (``embedding=True``: a token and a position embedding in front, BERT's input) -> logits [B, T, classes]."""
 
     def __init__(self, d_model: int = D_MODEL, heads: int = 2, layers: int = 2, hidden: int = 64,
                  classes: int = CLASSES, embedding: bool = False, vocab: int = 50, seq: int = SEQ,
@@ -69,9 +69,9 @@ class TinyEncoder(nn.Module):
         self.layers = nn.ModuleList(EncoderLayer(d_model, heads, hidden, gelu) for _ in range(layers))
         self.head = nn.Linear(d_model, classes)
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
+    def forward(self, x: torch.Tensor, positions: torch.Tensor | None = None) -> torch.Tensor:
         if self.embedding:
-            x = self.tokens(x) + self.positions.weight[: x.shape[1]]
+            x = self.tokens(x) + self.positions(positions)
         else:
             x = self.project(x)
         for layer in self.layers:
@@ -111,13 +111,20 @@ def pt2e_encoder(kind: str, gelu: str = "none") -> torch.fx.GraphModule:
     return convert_pt2e(prepared)
 
 
-def dynamic_encoder(per_channel: bool = False) -> nn.Module:
+def dynamic_encoder(per_channel: bool = False, embedding: bool = False) -> nn.Module:
     """The encoder with every nn.Linear dynamically quantized for fbgemm (torch.ao.quantization.quantize_dynamic);
-    everything else stays float."""
+    everything else stays float. ``embedding``: token-id input with a float embedding front (a small BERT)."""
     qconfig = (torch.ao.quantization.per_channel_dynamic_qconfig if per_channel
                else torch.ao.quantization.default_dynamic_qconfig)
     torch.backends.quantized.engine = "fbgemm"
-    return torch.ao.quantization.quantize_dynamic(encoder(), {nn.Linear: qconfig})
+    return torch.ao.quantization.quantize_dynamic(encoder(embedding=embedding), {nn.Linear: qconfig})
+
+
+def token_inputs(count: int, seed: int = 1, vocab: int = 50) -> list[tuple[torch.Tensor, torch.Tensor]]:
+    """``count`` (token ids, position ids) pairs of shape [1, SEQ] for ``TinyEncoder(embedding=True)``."""
+    generator = torch.Generator().manual_seed(seed)
+    positions = torch.arange(SEQ).unsqueeze(0)
+    return [(torch.randint(0, vocab, (1, SEQ), generator=generator), positions) for _ in range(count)]
 
 
 class FloatArithmetic(nn.Module):
