@@ -53,8 +53,8 @@ class EncoderLayer(nn.Module):
 
 
 class TinyEncoder(nn.Module):
-    """Input [B, T, D] float (``embedding=False``, the default) or [B, T] token ids and [B, T] position ids
-    (``embedding=True``: a token and a position embedding in front, BERT's input) -> logits [B, T, classes]."""
+    """Input [B, T, D] float -> logits [B, T, classes]. ``embedding=True`` makes the token and position tables
+    instead of the input projection, for ``TokenEncoder``, which takes token and position ids."""
 
     def __init__(self, d_model: int = D_MODEL, heads: int = 2, layers: int = 2, hidden: int = 64,
                  classes: int = CLASSES, embedding: bool = False, vocab: int = 50, seq: int = SEQ,
@@ -69,20 +69,26 @@ class TinyEncoder(nn.Module):
         self.layers = nn.ModuleList(EncoderLayer(d_model, heads, hidden, gelu) for _ in range(layers))
         self.head = nn.Linear(d_model, classes)
 
-    def forward(self, x: torch.Tensor, positions: torch.Tensor | None = None) -> torch.Tensor:
-        if self.embedding:
-            x = self.tokens(x) + self.positions(positions)
-        else:
-            x = self.project(x)
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.encode(self.project(x))
+
+    def encode(self, x: torch.Tensor) -> torch.Tensor:
         for layer in self.layers:
             x = layer(x)
         return self.head(x)
 
 
+class TokenEncoder(TinyEncoder):
+    """TinyEncoder(embedding=True): token ids and position ids [B, T] in, BERT's input embeddings."""
+
+    def forward(self, ids: torch.Tensor, positions: torch.Tensor) -> torch.Tensor:
+        return self.encode(self.tokens(ids) + self.positions(positions))
+
+
 def encoder(seed: int = 0, **kwargs) -> TinyEncoder:
     """A TinyEncoder in eval mode with weights from ``seed``; layer norms get non-trivial weights and biases."""
     torch.manual_seed(seed)
-    model = TinyEncoder(**kwargs)
+    model = (TokenEncoder if kwargs.get("embedding") else TinyEncoder)(**kwargs)
     for m in model.modules():
         if isinstance(m, nn.LayerNorm):
             nn.init.uniform_(m.weight, 0.5, 1.5)

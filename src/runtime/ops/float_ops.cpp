@@ -1,66 +1,28 @@
 #include <algorithm>
 #include <cmath>
 
+#include "runtime/ops/float_elementwise.h"
 #include "runtime/ops/float_runners.h"
 
 namespace qnnpy {
 namespace {
-
-// Input i's values broadcast to the output shape (NumPy rules), in logical order.
-std::vector<float> broadcast_float(const OpArgs& a, size_t i) {
-  const Shape &in = a.in(i).shape, &out = a.out().shape;
-  const std::vector<float>& x = a.in_buf(i).f;
-  if (in == out) return x;
-  const size_t rank = out.size(), lead = rank - in.size();
-  std::vector<int64_t> stride(rank, 0);  // 0 along broadcast dims
-  for (int64_t d = static_cast<int64_t>(rank) - 1, s = 1; d >= static_cast<int64_t>(lead); --d) {
-    stride[d] = in[d - lead] == 1 ? 0 : s;
-    s *= in[d - lead];
-  }
-  const int64_t count = num_elements(out);
-  std::vector<float> expanded(static_cast<size_t>(count));
-  std::vector<int64_t> index(rank, 0);
-  for (int64_t e = 0; e < count; ++e) {
-    int64_t offset = 0;
-    for (size_t d = 0; d < rank; ++d) offset += index[d] * stride[d];
-    expanded[e] = x[offset];
-    for (int64_t d = static_cast<int64_t>(rank) - 1; d >= 0 && ++index[d] == out[d]; --d) index[d] = 0;
-  }
-  return expanded;
-}
-
-template <class F>
-void binary(const OpArgs& a, F f) {
-  const std::vector<float> x = broadcast_float(a, 0), y = broadcast_float(a, 1);
-  std::vector<float>& out = a.out_buf().f;
-  out.resize(x.size());
-  for (size_t i = 0; i < x.size(); ++i) out[i] = f(x[i], y[i]);
-}
-
-template <class F>
-void unary(const OpArgs& a, F f) {
-  const std::vector<float>& x = a.in_buf().f;
-  std::vector<float>& out = a.out_buf().f;
-  out.resize(x.size());
-  for (size_t i = 0; i < x.size(); ++i) out[i] = f(x[i]);
-}
 
 // relu6(x + 3), PyTorch's hardsigmoid / hardswish numerator.
 float relu6_plus_3(float x) { return std::min(std::max(x + 3.0f, 0.0f), 6.0f); }
 
 }  // namespace
 
-void run_float_add(const OpArgs& a) { binary(a, [](float x, float y) { return x + y; }); }
-void run_float_mul(const OpArgs& a) { binary(a, [](float x, float y) { return x * y; }); }
-void run_float_relu(const OpArgs& a) { unary(a, [](float x) { return std::max(x, 0.0f); }); }
+void run_float_add(const OpArgs& a) { float_binary(a, [](float x, float y) { return x + y; }); }
+void run_float_mul(const OpArgs& a) { float_binary(a, [](float x, float y) { return x * y; }); }
+void run_float_relu(const OpArgs& a) { float_unary(a, [](float x) { return std::max(x, 0.0f); }); }
 
 void run_float_clamp(const OpArgs& a) {
   const float lo = static_cast<float>(a.node.float_attr("min")), hi = static_cast<float>(a.node.float_attr("max"));
-  unary(a, [=](float x) { return std::min(std::max(x, lo), hi); });
+  float_unary(a, [=](float x) { return std::min(std::max(x, lo), hi); });
 }
 
-void run_float_hardsigmoid(const OpArgs& a) { unary(a, [](float x) { return relu6_plus_3(x) / 6.0f; }); }
-void run_float_hardswish(const OpArgs& a) { unary(a, [](float x) { return x * relu6_plus_3(x) / 6.0f; }); }
+void run_float_hardsigmoid(const OpArgs& a) { float_unary(a, [](float x) { return relu6_plus_3(x) / 6.0f; }); }
+void run_float_hardswish(const OpArgs& a) { float_unary(a, [](float x) { return x * relu6_plus_3(x) / 6.0f; }); }
 
 // PyTorch's adaptive average pooling windows: [floor(o * in / out), ceil((o + 1) * in / out)).
 void run_float_adaptive_avg_pool2d(const OpArgs& a) {
