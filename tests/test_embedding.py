@@ -14,6 +14,7 @@ from torch.ao.quantization import float_qparams_weight_only_qconfig, float_qpara
 import qnnpy
 from qnnpy import _core, tvm_bridge
 from qnnpy.errors import ConversionError
+from qnnpy.executor import Executor
 from embedding_models import (DIM, BagLinear, EmbeddingEncoder, EmbeddingLinear, WeightedBagLinear, dynamic_quantized,
                               embedding_cases, static_quantized, token_ids)
 
@@ -321,6 +322,11 @@ def test_an_index_input_that_is_also_an_output_comes_back_unchanged():
     for got, expected in zip(outputs, values):
         assert got.dtype == expected.dtype
         np.testing.assert_array_equal(got, expected)
+    # The Python executor too (an atheris finding: it subtracted a missing zero point, TypeError).
+    result = Executor(g, [(None, None), (None, None)]).run(*values)
+    for output, expected in zip(result.outputs, values):
+        assert output.quantized is None and output.dequantized.dtype == expected.dtype
+        np.testing.assert_array_equal(output.dequantized, expected)
 
 
 def test_tvm_float_form_gives_pytorchs_rows():

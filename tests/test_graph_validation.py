@@ -187,6 +187,14 @@ def test_node_referring_to_a_missing_param_names_the_node():
     refused(data, "conv2d (body.conv): param 'weight': no param with id 7")
 
 
+def test_a_padding_that_makes_the_padded_image_too_large_is_refused():
+    """A 4x4 input with 8192 rows of padding on each side and a stride that keeps the output small: the runners
+    pad the image before reading it, 3 x 16388 x 16388 bytes (fuzz_packed_state allocated 35 GB on a depthwise
+    conv with such a padding before the check; fuzz/regressions/packed_state/depthwise-huge-padding-allocation)."""
+    refused(conv_file(padding=[8192, 8192], stride=[16384, 16384], out_shape=[1, 2, 2, 2]),
+            "conv2d (body.conv): padded input image")
+
+
 def test_a_name_with_a_control_character_is_refused_and_shown_escaped():
     """A NUL in a param role used to cut the validator's message short (what() is a C string)."""
     message = refused(conv_file(params={"weight\x00evil": 0}), "param role 'weight\\x00evil' holds a control character")

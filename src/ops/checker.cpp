@@ -49,6 +49,11 @@ void Checker::reduction_length(int64_t length) const {
   }
 }
 
+void Checker::padded_image(const Shape& x, const std::vector<int64_t>& padding) const {
+  checked_num_elements({x[1], x[2] + 2 * padding[0], x[3] + 2 * padding[1]},
+                       n.op + " (" + n.source + "): padded input image");
+}
+
 Shape Checker::broadcast(const Shape& a, const Shape& b) const {
   Shape out(std::max(a.size(), b.size()), 1);
   for (size_t i = 0; i < out.size(); ++i) {

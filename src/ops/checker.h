@@ -25,6 +25,10 @@ struct Checker {
   void non_negative(const std::vector<int64_t>& v, const std::string& key) const;
   // The length of the int32 reductions of a weighted layer, refused past kMaxReductionLength (ir/limits.h).
   void reduction_length(int64_t length) const;
+  // An NCHW input with `padding` (top/bottom, left/right) added, one image as the conv runners
+  // pad it: its element count must stay within the limits of ir/limits.h (a small input with a
+  // huge padding would otherwise allocate gigabytes).
+  void padded_image(const Shape& x, const std::vector<int64_t>& padding) const;
   // NumPy broadcasting of two shapes (PyTorch's rule for binary ops); fails when they do not broadcast.
   Shape broadcast(const Shape& a, const Shape& b) const;
   // A possibly negative axis attribute, normalized against `rank`.

@@ -56,6 +56,7 @@ Shape conv2d_rule(const Checker& c, const Value&) {
   c.positive(stride, "stride");
   c.positive(dilation, "dilation");
   c.non_negative(padding, "padding");
+  c.padded_image(c.in(0).shape, padding);
   c.reduction_length(w.shape[1] * w.shape[2] * w.shape[3]);
   int64_t groups = c.n.int_attr("groups");
   if (groups < 1 || x.shape[1] % groups || w.shape[0] % groups) {

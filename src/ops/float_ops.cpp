@@ -57,6 +57,8 @@ Shape float_conv2d_rule(const Checker& c, const Value&) {
   auto stride = c.pair("stride"), padding = c.pair("padding"), dilation = c.pair("dilation");
   c.positive(stride, "stride");
   c.positive(dilation, "dilation");
+  c.non_negative(padding, "padding");
+  c.padded_image(x.shape, padding);
   const int64_t groups = c.n.int_attr("groups");
   if (groups < 1 || x.shape[1] % groups || w.shape[0] % groups || w.shape[1] * groups != x.shape[1]) {
     c.fail("weight " + shape_str(w.shape) + " does not fit input " + shape_str(x.shape) + " with groups=" + std::to_string(groups));
