@@ -151,6 +151,15 @@ def bench_model(name: str, model: torch.nn.Module, runs: int, peaks: dict[str, f
     return lines
 
 
+def write_report(lines: list[str], out: str | None) -> None:
+    """Prints the markdown report and, with ``out``, writes it there too."""
+    report = "\n".join(lines)
+    print(report)
+    if out:
+        with open(out, "w") as f:
+            f.write(report + "\n")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--runs", type=int, default=15)
@@ -168,11 +177,7 @@ def main() -> None:
         print(f"[bench] {name}: building and calibrating", flush=True)
         lines += bench_model(name, build(), args.runs, peaks)
         print("\n".join(lines[-40:]), flush=True)
-    report = "\n".join(lines)
-    print(report)
-    if args.out:
-        with open(args.out, "w") as f:
-            f.write(report + "\n")
+    write_report(lines, args.out)
 
 
 if __name__ == "__main__":

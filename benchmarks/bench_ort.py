@@ -31,7 +31,7 @@ import qnnpy
 from qnnpy import _core, zoo
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_latency import cpu_model, interleaved_medians, load_average  # noqa: E402
+from bench_latency import cpu_model, interleaved_medians, load_average, write_report  # noqa: E402
 
 SEED = 0
 
@@ -139,11 +139,7 @@ def main() -> None:
             print(f"[bench] {name}: quantizing for PyTorch and ONNX Runtime", flush=True)
             lines += bench(name, args.runs, workdir)
             print("\n".join(lines[-8:]), flush=True)
-    report = "\n".join(lines)
-    print(report)
-    if args.out:
-        with open(args.out, "w") as f:
-            f.write(report + "\n")
+    write_report(lines, args.out)
 
 
 if __name__ == "__main__":
