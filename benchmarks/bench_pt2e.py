@@ -9,7 +9,7 @@ float dequantize -> op -> quantize), of the same module after torch.compile (ind
 freezing: oneDNN int8 kernels, the x86 deployment path), and of qnnpy's runtime under the
 fbgemm and int32_bias profiles, all interleaved round by round; then how often the compiled
 model and qnnpy agree with the reference on the final output (same top-1 class, largest
-difference relative to the output's range). qnnpy runs its float-output convs (the ones
+difference relative to the output's range), and how often qnnpy agrees with the compiled model. qnnpy runs its float-output convs (the ones
 X86InductorQuantizer leaves in float) with integer accumulation (the default) and, as
 "float layers", in float32 (QNNPY_FLOAT_LAYERS=float when its executor is made).
 Each contender's median wall time and median CPU time of the calling thread
@@ -114,6 +114,10 @@ def main() -> None:
                 "qnnpy fbgemm, float layers": agreement(
                     lambda v: float_layers.run(v.numpy(), profile="fbgemm").dequantized, reference, xs),
             }
+            compiled_outputs = [compiled(v).numpy() for v in xs]
+            with_compiled = {
+                profile: agreement(lambda v: module.run(v.numpy(), profile=profile).dequantized, compiled_outputs, xs)
+                for profile in ("fbgemm", "int32_bias")}
         print(f"\n{name} (X86InductorQuantizer; qnnpy: {len(module.nodes())} ops, {floats} float ops; "
               f"torch.compile took {compile_s:.0f} s)")
         print("| contender | median wall ms | median CPU ms | CPU vs torch.compile |")
@@ -124,6 +128,9 @@ def main() -> None:
         print(f"agreement with the PT2E reference over {len(xs)} inputs:")
         for contender, text in checks.items():
             print(f"  {contender}: {text}")
+        print("agreement of qnnpy with torch.compile's outputs (the compiled model as the reference):")
+        for profile, text in with_compiled.items():
+            print(f"  qnnpy {profile}: {text}")
     print(f"\nload average after: {os.getloadavg()}")
 
 

@@ -152,6 +152,16 @@ def test_adaptive_pool_windows_that_overflow_the_int32_sums():
             "overflow the int32 sums")
 
 
+@pytest.mark.parametrize("op,ints,out_shape,fragment", [
+    ("adaptive_avg_pool2d", {"output_size": [1, 1], "float_mean": [2]}, [1, 3, 1, 1], "float_mean must be 0 or 1, got 2"),
+    ("adaptive_avg_pool2d", {"output_size": [2, 2], "float_mean": [1]}, [1, 3, 2, 2],
+     "float_mean needs output_size (1, 1), got (2, 2)"),
+    ("mean", {"axes": [2, 3], "keepdim": [1], "float_mean": [-1]}, [1, 3, 1, 1], "float_mean must be 0 or 1, got -1"),
+])
+def test_the_float_mean_flag_is_checked(op, ints, out_shape, fragment):
+    refused(pool_file(op, out_shape, ints), f"{op} (body.pool)", fragment)
+
+
 @pytest.mark.parametrize("scale,fragment", [
     (float("nan"), "is not finite"), (float("inf"), "is not finite"),
     (-2.0, "must be 0 (none) or at least"), (1e-30, "must be 0 (none) or at least"),

@@ -344,10 +344,22 @@ def convert_max_pool2d(ctx: ConversionContext, node: torch.fx.Node) -> int:
     return ctx.add(node, "max_pool2d", [node.args[0]], ints=ints)
 
 
+def _adaptive_avg_pool2d(ctx: ConversionContext, node: torch.fx.Node, float_mean: bool) -> int:
+    size = list(ctx.example(node).shape[2:])
+    flag = {"float_mean": [1]} if float_mean and size == [1, 1] else {}
+    return ctx.add(node, "adaptive_avg_pool2d", [node.args[0]], ints={"output_size": size, **flag})
+
+
 def convert_adaptive_avg_pool2d(ctx: ConversionContext, node: torch.fx.Node) -> int:
     """``nn.AdaptiveAvgPool2d`` / ``F.adaptive_avg_pool2d``; the output size is read from the example output."""
-    size = list(ctx.example(node).shape[2:])
-    return ctx.add(node, "adaptive_avg_pool2d", [node.args[0]], ints={"output_size": size})
+    return _adaptive_avg_pool2d(ctx, node, float_mean=False)
+
+
+def convert_aten_adaptive_avg_pool2d(ctx: ConversionContext, node: torch.fx.Node) -> int:
+    """``aten.adaptive_avg_pool2d`` anchoring a PT2E island. PT2E computes it as dequantize -> float pool ->
+    quantize; to a 1x1 output that is aten's float mean, whose rounding of the exact mean's ties the runtime
+    reproduces for nodes marked ``float_mean`` (src/ops/pool.cpp). Other output sizes keep the integer rules."""
+    return _adaptive_avg_pool2d(ctx, node, float_mean=True)
 
 
 def convert_avg_pool2d(ctx: ConversionContext, node: torch.fx.Node) -> int:
@@ -393,15 +405,26 @@ def convert_upsample_nearest2d_aten(ctx: ConversionContext, node: torch.fx.Node,
                    floats={"scale_h": scale_h, "scale_w": scale_w})
 
 
-def convert_mean(ctx: ConversionContext, node: torch.fx.Node) -> int:
-    """``Tensor.mean`` / ``torch.mean`` over the spatial axes [2, 3] of a quantized 4-D tensor."""
+def _mean(ctx: ConversionContext, node: torch.fx.Node, float_mean: bool) -> int:
     rank = ctx.example(node.args[0]).dim()
     dims = _arg(node, 1, "dim")
     axes = [] if dims is None else sorted(int(d) % rank for d in (dims if isinstance(dims, (tuple, list)) else [dims]))
     if rank != 4 or axes != [2, 3]:
         raise ConversionError(f"{ctx.source(node)}: mean over {dims} of a rank-{rank} quantized tensor is not "
                               "supported (only over [2, 3] of a 4-D tensor)")
-    return ctx.add(node, "mean", [node.args[0]], ints={"axes": axes, "keepdim": [int(bool(_arg(node, 2, "keepdim", False)))]})
+    ints = {"axes": axes, "keepdim": [int(bool(_arg(node, 2, "keepdim", False)))]}
+    return ctx.add(node, "mean", [node.args[0]], ints=ints | ({"float_mean": [1]} if float_mean else {}))
+
+
+def convert_mean(ctx: ConversionContext, node: torch.fx.Node) -> int:
+    """``Tensor.mean`` / ``torch.mean`` over the spatial axes [2, 3] of a quantized 4-D tensor."""
+    return _mean(ctx, node, float_mean=False)
+
+
+def convert_aten_mean(ctx: ConversionContext, node: torch.fx.Node) -> int:
+    """``aten.mean.dim`` over the spatial axes anchoring a PT2E island: aten's float mean, marked
+    ``float_mean`` (see convert_aten_adaptive_avg_pool2d)."""
+    return _mean(ctx, node, float_mean=True)
 
 
 # --- shape -----------------------------------------------------------------------
@@ -607,8 +630,8 @@ CONVERTERS.update({
     _aten.max_pool2d.default: AtenForm(convert_max_pool2d, "``aten.max_pool2d``"),
     _aten.avg_pool2d.default: AtenForm(convert_avg_pool2d, "``aten.avg_pool2d``"),
     _aten.adaptive_avg_pool2d.default: AtenForm(
-        convert_adaptive_avg_pool2d, "``aten.adaptive_avg_pool2d``", aten_ops.float_adaptive_avg_pool2d),
-    _aten.mean.dim: AtenForm(convert_mean, "``aten.mean.dim`` over the spatial axes"),
+        convert_aten_adaptive_avg_pool2d, "``aten.adaptive_avg_pool2d``", aten_ops.float_adaptive_avg_pool2d),
+    _aten.mean.dim: AtenForm(convert_aten_mean, "``aten.mean.dim`` over the spatial axes"),
     _aten.cat.default: AtenForm(convert_cat, "``aten.cat``"),
     _aten.flatten.using_ints: AtenForm(convert_reshape, "``aten.flatten``", aten_ops.float_reshape),
     _aten.view.default: AtenForm(convert_reshape, "``aten.view``", aten_ops.float_reshape),

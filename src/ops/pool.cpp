@@ -38,6 +38,16 @@ void max_pool2d_emit(Emitter& e, const Node& n) {
   });
 }
 
+// The optional `float_mean` flag (0 or 1) of adaptive_avg_pool2d and mean: 1 when PyTorch computes
+// the node as dequantize -> float mean -> quantize (a PT2E island), whose rounding the runtime then
+// reproduces (runtime/ops/pool_ops.cpp). Only a mean over the whole plane has that form.
+bool float_mean_flag(const Checker& c) {
+  if (!c.n.ints.count("float_mean")) return false;
+  const int64_t v = c.n.int_attr("float_mean");
+  if (v != 0 && v != 1) c.fail("float_mean must be 0 or 1, got " + std::to_string(v));
+  return v == 1;
+}
+
 Shape adaptive_avg_pool2d_rule(const Checker& c, const Value&) {
   c.inputs(1);
   const Value& x = c.in(0);
@@ -45,6 +55,9 @@ Shape adaptive_avg_pool2d_rule(const Checker& c, const Value&) {
   c.rank(x, 4);
   auto size = c.pair("output_size");
   c.positive(size, "output_size");
+  if (float_mean_flag(c) && size != std::vector<int64_t>{1, 1}) {
+    c.fail("float_mean needs output_size (1, 1), got " + shape_str(size));
+  }
   // A window spans at most ceil(in / out) + 1 input positions per axis.
   const int64_t taps = (x.shape[2] / size[0] + 2) * (x.shape[3] / size[1] + 2);
   if (taps > kMaxWindowTaps) c.fail("pooling windows of up to " + std::to_string(taps) + " values overflow the int32 sums");
@@ -99,6 +112,7 @@ Shape mean_rule(const Checker& c, const Value&) {
   c.quantized(x);
   c.rank(x, 4);
   if (c.n.ints_attr("axes") != std::vector<int64_t>{2, 3}) c.fail("only the mean over axes [2, 3] is supported");
+  float_mean_flag(c);
   if (c.n.int_attr("keepdim")) return {x.shape[0], x.shape[1], 1, 1};
   return {x.shape[0], x.shape[1]};
 }

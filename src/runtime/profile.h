@@ -39,6 +39,8 @@
 //             clamp        (relu6, hardtanh; qrelu.cpp qnnpack_clamp) of a channels_last input: the values are
 //                          right but written in channels_last order into a contiguous tensor, so the output
 //                          holds them scrambled; reproduced (PyTorch's bug: int32_bias computes the clamp right)
+// PT2E's quantized means (adaptive_avg_pool2d to 1x1, mean; the node's float_mean flag): PyTorch's float
+// dequantize -> mean -> quantize in every profile (runtime/ops/pool_ops.cpp, aten_sum.h).
 // All: fused ReLU clamps at zy; results saturate to the output dtype; quantize is
 // clamp(rne(x * fl(1 / s)) + z); dequantize is s * float(q - z); relu / max pool / reshape are exact.
 #pragma once

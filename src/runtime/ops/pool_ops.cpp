@@ -2,6 +2,7 @@
 #include <cmath>
 
 #include "kernels/rounding.h"
+#include "runtime/ops/aten_sum.h"
 
 #include "runtime/ops/runners.h"
 
@@ -19,6 +20,62 @@ Pool2dShape window_shape(const OpArgs& a) {
   return s;
 }
 
+// Whether PyTorch computes this adaptive_avg_pool2d / mean as dequantize -> float mean ->
+// quantize (the node's float_mean flag, set for PT2E islands: ops/pool.cpp).
+bool float_mean(const Node& n) { return n.ints.count("float_mean") && n.int_attr("float_mean") == 1; }
+
+// How plane_means adds up a plane.
+enum class MeanRule {
+  Integer,          // PyTorch's quantized mean of a contiguous tensor (ReduceOps.cpp, mean_out_quantized_cpu):
+                    // nearbyint(fl(float(sum q) / float(count)))
+  FloatInOrder,     // that op on other layouts: the float sum of the d one after another in (h, w) order
+                    // (SumKernel.cpp: its vectorized channel blocks add the rows in order up to 16 rows;
+                    // every path does for up to 4)
+  FloatContiguous,  // a PT2E island's aten mean of a contiguous float tensor: aten_contiguous_sum of the d
+};
+
+// The mean over H and W of each (image, channel) of the NHWC buffer of `a`'s input, written
+// into `y` ((N, C) order). The float rules dequantize d = fl(s * float(q - zp)) per element,
+// take m = fl(sum / float(count)) and quantize y = rne(fl(m * inv_scale)) + zp: half-way ties of
+// the exact mean (even counts) round the way this float arithmetic lands, as in PyTorch.
+void plane_means(const OpArgs& a, MeanRule rule, float inv_scale, std::vector<uint8_t>& y) {
+  const Value& xv = a.in();
+  const Buffer& x = a.in_buf();
+  const int64_t batch = xv.shape[0], c = xv.shape[1], hw = xv.shape[2] * xv.shape[3];
+  const int32_t zp = xv.q.zero_point[0], lo = dtype_min(xv.dtype), hi = dtype_max(xv.dtype);
+  const float scale = xv.q.scale[0];
+  std::vector<float> d(static_cast<size_t>(hw));
+  y.resize(static_cast<size_t>(batch * c));
+  for (int64_t b = 0; b < batch; ++b)
+    for (int64_t ch = 0; ch < c; ++ch) {
+      int64_t sum = 0;
+      float float_sum = 0.0f;
+      for (int64_t p = 0; p < hw; ++p) {
+        const uint8_t v = x.q[(b * hw + p) * c + ch];
+        const int32_t q = a.is_signed() ? static_cast<int8_t>(v) : v;
+        sum += q;
+        d[p] = scale * static_cast<float>(q - zp);
+        float_sum += d[p];
+      }
+      if (rule == MeanRule::FloatContiguous) float_sum = aten_contiguous_sum(d.data(), hw);
+      const int64_t out = rule == MeanRule::Integer
+          ? static_cast<int64_t>(std::nearbyint(static_cast<float>(sum) / static_cast<float>(hw)))
+          : int64_t{cvtps_epi32((float_sum / static_cast<float>(hw)) * inv_scale)} + zp;
+      y[b * c + ch] = static_cast<uint8_t>(std::clamp<int64_t>(out, lo, hi));
+    }
+}
+
+// PT2E's quantize multiplies by 1.0 / scale computed in double and rounded to float32
+// (torch.ops.quantized_decomposed.quantize_per_tensor with a Python float scale).
+float pt2e_inverse_scale(float scale) { return static_cast<float>(1.0 / static_cast<double>(scale)); }
+
+// A PT2E adaptive_avg_pool2d to 1x1 (float_mean): aten's float mean of the dequantized plane.
+void run_float_mean_pool(const OpArgs& a) {
+  Buffer& y = a.out_buf();
+  y.torch_channels_last = false;  // (N, C, 1, 1): NCHW and NHWC storage coincide
+  plane_means(a, MeanRule::FloatContiguous, pt2e_inverse_scale(a.in().q.scale[0]), y.q);
+}
+
 }  // namespace
 
 void run_max_pool2d(const OpArgs& a) {
@@ -30,6 +87,7 @@ void run_max_pool2d(const OpArgs& a) {
 }
 
 void run_adaptive_avg_pool2d(const OpArgs& a) {
+  if (float_mean(a.node)) return run_float_mean_pool(a);
   const Pool2dShape s = pool_shape(a);
   const Value &xv = a.in(), &out = a.out();
   const Buffer& x = a.in_buf();
@@ -91,37 +149,14 @@ static void run_mean_qnnpack(const OpArgs& a) {
   a.k.adaptive_avg_pool2d(a.in_buf().q.data(), s, false, p, y.q.data());
 }
 
-// Mean over H and W with the input's qparams (ReduceOps.cpp, mean_out_quantized_cpu).
-// Contiguous input: nearbyint(fl(float(sum q) / float(count))). Otherwise PyTorch
-// dequantizes, takes the float mean and quantizes: d = fl(s * float(q - zp)) per element,
-// the float sum of the d in memory order (h, w) (SumKernel.cpp: its vectorized channel
-// blocks add the rows one after another up to 16 rows; every path does for up to 4),
-// m = fl(sum / float(count)), y = rne(fl(m * fl(1 / s))) + zp. Half-way ties of the exact
-// mean (even counts) round the way this float arithmetic lands, as in PyTorch.
+// Mean over H and W with the input's qparams: plane_means, the integer rule for a contiguous
+// dense input (not under float_mean); under the qnnpy profile QNNPACK's global average pool.
 void run_mean(const OpArgs& a) {
+  if (float_mean(a.node)) return run_float_mean_pool(a);
   if (follows_qnnpack_kernels(a.profile) && !a.is_signed()) return run_mean_qnnpack(a);
-  const Value& xv = a.in();
   const Buffer& x = a.in_buf();
-  const int64_t batch = xv.shape[0], c = xv.shape[1], hw = xv.shape[2] * xv.shape[3];
-  const int32_t zp = xv.q.zero_point[0], lo = dtype_min(xv.dtype), hi = dtype_max(xv.dtype);
-  const float scale = xv.q.scale[0], inv_scale = 1.0f / scale;
-  const bool contiguous_rule = !x.torch_channels_last && x.torch_dense;
-  std::vector<uint8_t> y(static_cast<size_t>(batch * c));
-  for (int64_t b = 0; b < batch; ++b)
-    for (int64_t ch = 0; ch < c; ++ch) {
-      int64_t sum = 0;
-      float float_sum = 0.0f;
-      for (int64_t p = 0; p < hw; ++p) {
-        const uint8_t v = x.q[(b * hw + p) * c + ch];
-        const int32_t q = a.is_signed() ? static_cast<int8_t>(v) : v;
-        sum += q;
-        float_sum += scale * static_cast<float>(q - zp);
-      }
-      const int64_t out = contiguous_rule
-          ? static_cast<int64_t>(std::nearbyint(static_cast<float>(sum) / static_cast<float>(hw)))
-          : int64_t{cvtps_epi32((float_sum / static_cast<float>(hw)) * inv_scale)} + zp;
-      y[b * c + ch] = static_cast<uint8_t>(std::clamp<int64_t>(out, lo, hi));
-    }
+  std::vector<uint8_t> y;
+  plane_means(a, !x.torch_channels_last && x.torch_dense ? MeanRule::Integer : MeanRule::FloatInOrder, 1.0f / a.in().q.scale[0], y);
   Buffer& out = a.out_buf();
   out.torch_channels_last = false;
   // (N, C) or (N, C, 1, 1): NCHW and NHWC storage coincide.

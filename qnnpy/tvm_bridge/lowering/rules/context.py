@@ -27,6 +27,12 @@ class Context:
             raise NotLowerable(f"the hints' node for {name} is a {info['op']}, expected {' or '.join(ops)}")
         return index
 
+    def float_mean(self, name: str) -> bool:
+        """Whether the qnnpy node computing ``name`` carries ``float_mean`` (a PT2E island whose
+        PyTorch arithmetic is dequantize -> float mean -> quantize; src/ops/pool.cpp)."""
+        found = None if self.hints is None else self.hints.node(name)
+        return found is not None and found[1]["ints"].get("float_mean", [0]) == [1]
+
     def node_op(self, name: str) -> str | None:
         if self.hints is None:
             return None

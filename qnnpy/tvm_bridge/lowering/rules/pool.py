@@ -14,6 +14,9 @@ float(n))); otherwise PyTorch's float mean: d = fl(s float(q - zp)), added one a
 in (h, w) order, y = rne(fl(fl(sum / n) fl(1/s))) + zp. Without hints: the float rule. Profiles with QNNPACK's pools (_core.follows_qnnpack_kernels: qnnpack),
 uint8 input: QNNPACK's global average pool, y = cvtps(fl((sum - zp n) m)) + zp,
 m = fl(s_in / fl(s_out n)).
+A mean or adaptive pool to 1x1 whose node carries float_mean (a PT2E island): the float
+mean rule in every profile, the d added in ATen's order for a contiguous row (aten_sum.py),
+with PT2E's fl(1.0 / s) taken in double.
 avg_pool2d (hints only: PyTorch's kernel depends on the memory layout), the runtime's
 rule (kernels.h AvgPool2dRule, scalar/avg_pool.cpp): per output pixel, taps = the
 in-bounds window, divisor = divisor_override, else the window clipped to the padded
@@ -37,6 +40,7 @@ from tvm.relax import op as R
 
 from qnnpy import _core
 from qnnpy.tvm_bridge.lowering.arith import const, dtype_range, round_to_output
+from qnnpy.tvm_bridge.lowering.aten_sum import contiguous_sum
 from qnnpy.tvm_bridge.lowering.island import Island, NotLowerable, op_name
 from qnnpy.tvm_bridge.lowering.rules.context import Context
 from qnnpy.tvm_bridge.lowering.rules.leaves import name_of, single_input
@@ -79,6 +83,9 @@ def lower_adaptive_avg_pool2d(ctx: Context, island: Island) -> Any:
         raise NotLowerable("adaptive windows that do not tile the input")
     if zp != zp_in:
         raise NotLowerable("input and output zero points differ")
+    if ctx.float_mean(island.name):
+        return _float_mean(x.data, shape, float(s_in), zp, True, _pt2e_inverse_scale(s_in), island.out_dtype,
+                           aten_order=True)
     kh, kw = h // oh, w // ow
     signed = island.out_dtype == "int8"
     rule = "qnnpack"
@@ -105,6 +112,9 @@ def lower_mean(ctx: Context, island: Island) -> Any:
     count = shape[2] * shape[3]
     s_out, zp = island.out.scalar("out")
     lo, hi = dtype_range(island.out_dtype)
+    if ctx.float_mean(island.name):
+        return _float_mean(x.data, shape, float(s_out), zp, keep, _pt2e_inverse_scale(s_out), island.out_dtype,
+                           aten_order=True)
     total = R.sum(R.astype(x.data, "int32"), axis=[2, 3], keepdims=keep)
     if _core.follows_qnnpack_kernels(ctx.profile) and island.out_dtype == "uint8":
         mult = np.float32(_core.lowering_adaptive_multiplier("qnnpack", float(s_out), float(s_out), shape[2], shape[3]))
@@ -116,17 +126,35 @@ def lower_mean(ctx: Context, island: Island) -> Any:
     if contiguous:
         q = R.round(R.divide(R.astype(total, "float32"), const(np.float32(count), "float32")))
         return R.astype(R.clip(q, lo, hi), island.out_dtype)
-    s = np.float32(s_out)
-    d = R.reshape(R.multiply(const(s, "float32"), R.astype(R.subtract(R.astype(x.data, "int32"), const(zp, "int32")),
+    return _float_mean(x.data, shape, float(s_out), zp, keep, np.float32(1) / np.float32(s_out), island.out_dtype)
+
+
+def _float_mean(x: Any, shape: tuple[int, ...], scale: float, zp: int, keep: bool, inv_scale: np.float32,
+                out_dtype: str, aten_order: bool = False) -> Any:
+    """PyTorch's float mean over H, W of a dequantized tensor, quantized with the same qparams:
+    d = fl(s float(q - zp)), their float sum, y = rne(fl(fl(sum / n) inv_scale)) + zp. The sum adds the d
+    one after another in (h, w) order, or in ATen's order for a contiguous row (``aten_order``: aten_sum.py)."""
+    count = shape[2] * shape[3]
+    s = np.float32(scale)
+    d = R.reshape(R.multiply(const(s, "float32"), R.astype(R.subtract(R.astype(x, "int32"), const(zp, "int32")),
                                                           "float32")), [shape[0], shape[1], count])
-    float_sum = None
-    for p in range(count):  # one add after another, in PyTorch's order
-        term = R.strided_slice(d, axes=[2], begin=[p], end=[p + 1])
-        float_sum = term if float_sum is None else R.add(float_sum, term)
+    if aten_order:
+        float_sum = contiguous_sum(d, count)
+    else:
+        float_sum = None
+        for p in range(count):  # one add after another, in PyTorch's order
+            term = R.strided_slice(d, axes=[2], begin=[p], end=[p + 1])
+            float_sum = term if float_sum is None else R.add(float_sum, term)
     mean = R.divide(float_sum, const(np.float32(count), "float32"))
     out_shape = [shape[0], shape[1], 1, 1] if keep else [shape[0], shape[1]]
-    scaled = R.reshape(R.multiply(mean, const(np.float32(1) / s, "float32")), out_shape)
-    return round_to_output(scaled, zp, lo, hi, island.out_dtype)
+    scaled = R.reshape(R.multiply(mean, const(inv_scale, "float32")), out_shape)
+    lo, hi = dtype_range(out_dtype)
+    return round_to_output(scaled, zp, lo, hi, out_dtype)
+
+
+def _pt2e_inverse_scale(scale: float) -> np.float32:
+    """PT2E's quantize multiplies by 1.0 / scale in double, rounded to float32 (pool_ops.cpp)."""
+    return np.float32(1.0 / float(np.float32(scale)))
 
 
 def _window(o: int, size: int, kernel: int, stride: int, pad: int) -> tuple[int, int, int]:
