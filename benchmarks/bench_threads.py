@@ -1,6 +1,7 @@
 """Per-node latency of qnnpy's integer runtime with 1 and 2 threads: where a second thread pays.
 
 Run: .venv/bin/python -P benchmarks/bench_threads.py [--model mobilenet_v2] [--runs 31] [--profile int32_bias]
+     [--gap-ms 20]
 
 For each thread count, an executor of the model (qnnpy.zoo's quantized torchvision model,
 1x3x224x224) runs in interleaved rounds; per round and per thread count, one untimed run
@@ -35,8 +36,10 @@ def node_label(node: dict, shapes: dict[str, list[int]]) -> str:
     return f"{node['source'] or node['op']} {'x'.join(map(str, shapes[node['output']]))}"
 
 
-def measure(graph: _core.Graph, x: np.ndarray, profile: str, thread_counts: tuple[int, ...], runs: int) -> dict:
-    """{threads: (wall seconds per run, CPU seconds per run, node seconds per run)}."""
+def measure(graph: _core.Graph, x: np.ndarray, profile: str, thread_counts: tuple[int, ...], runs: int,
+            gap: float = 0.0) -> dict:
+    """{threads: (wall seconds per run, CPU seconds per run, node seconds per run)}; each round's untimed run
+    follows ``gap`` seconds of idle time."""
     executors = {t: _core.Executor(graph, profile, "", t) for t in thread_counts}
     results = {t: ([], [], []) for t in thread_counts}
     for ex in executors.values():
@@ -44,6 +47,7 @@ def measure(graph: _core.Graph, x: np.ndarray, profile: str, thread_counts: tupl
             ex.run([x], False)
     for _ in range(runs):
         for t, ex in executors.items():
+            time.sleep(gap)
             ex.run([x], False)
             wall, cpu = time.perf_counter(), time.process_time()
             ex.run([x], False)
@@ -91,15 +95,17 @@ def main() -> None:
     parser.add_argument("--model", default="mobilenet_v2", help="a torchvision quantizable model name")
     parser.add_argument("--runs", type=int, default=31)
     parser.add_argument("--profile", nargs="+", default=["int32_bias", "fbgemm"])
+    parser.add_argument("--gap-ms", type=float, default=0.0,
+                        help="idle time before each round's untimed run (a server between requests)")
     args = parser.parse_args()
     warnings.filterwarnings("ignore")
     x = torch.randn(1, 3, 224, 224, generator=torch.Generator().manual_seed(0))
     module = qnnpy.from_torch(zoo.quantized_torchvision(args.model), (x,))
     lines = [f"CPU: {cpu_model()} ({_core.default_isa()} kernels), {args.model} 1x3x224x224, "
-             f"medians of {args.runs} interleaved rounds.", ""]
+             f"medians of {args.runs} interleaved rounds, {args.gap_ms:g} ms idle before each.", ""]
     for profile in args.profile:
         load_before = load_average()
-        results = measure(module.graph, x.numpy(), profile, (1, 2), args.runs)
+        results = measure(module.graph, x.numpy(), profile, (1, 2), args.runs, args.gap_ms / 1e3)
         lines += report(args.model, module, profile, results, load_before)
     print("\n".join(lines))
 
