@@ -6,7 +6,8 @@
 
 Each table cell is the outcome of one named test: "yes" passed, "FAIL" failed or
 errored, "-" no such test (the check does not apply; the README says why). The full-size
-zoo tests (tests/test_zoo_full_size.py, 1x3x224x224) are marked slow: this script runs them.
+zoo tests (tests/test_zoo_full_size.py, 1x3x224x224) and the PT2E zoo tests (tests/test_zoo_pt2e.py) are
+marked slow: this script runs them.
 """
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-TEST_FILES = ["tests/test_zoo_models.py", "tests/test_zoo_full_size.py", "tests/test_more_ops.py",
+TEST_FILES = ["tests/test_zoo_models.py", "tests/test_zoo_full_size.py", "tests/test_zoo_pt2e.py", "tests/test_more_ops.py",
               "tests/test_runtime_ops.py", "tests/test_tvm_ops.py"]
 BEGIN, END = "<!-- coverage:begin -->", "<!-- coverage:end -->"
 

@@ -47,6 +47,25 @@ class FloatOps(nn.Module):
         return self.fc(torch.flatten(e, 1))
 
 
+class ShuffleUnit(nn.Module):
+    """ShuffleNetV2's unit in small: a conv, the channels split in two halves, one half through a conv, the
+    halves joined again and shuffled, a global mean. X86InductorQuantizer leaves the split, the join (a float
+    cat), the shuffle (view, transpose, view) and the mean in float."""
+
+    def __init__(self):
+        super().__init__()
+        self.stem = nn.Conv2d(3, 8, 3, padding=1)
+        self.branch = nn.Conv2d(4, 4, 3, padding=1)
+        self.head = nn.Conv2d(8, 8, 1)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        a, b = torch.relu(self.stem(x)).chunk(2, dim=1)
+        y = torch.cat((a, torch.relu(self.branch(b))), dim=1)
+        n, c, h, w = y.shape
+        y = y.view(n, 2, c // 2, h, w).transpose(1, 2).contiguous().view(n, c, h, w)
+        return torch.relu(self.head(y)).mean([2, 3])
+
+
 def _randomize_batch_norms(model: nn.Module) -> nn.Module:
     for m in model.modules():
         if isinstance(m, nn.BatchNorm2d):
@@ -58,10 +77,12 @@ def _randomize_batch_norms(model: nn.Module) -> nn.Module:
 
 
 def float_model(name: str) -> nn.Module:
-    """A torchvision model (weights=None, random batch-norm statistics) or ``"float_ops"``."""
+    """A torchvision model (weights=None, random batch-norm statistics), ``"float_ops"`` or ``"shuffle_unit"``."""
     torch.manual_seed(0)
     if name == "float_ops":
         return FloatOps().eval()
+    if name == "shuffle_unit":
+        return ShuffleUnit().eval()
     return _randomize_batch_norms(getattr(torchvision.models, name)(weights=None)).eval()
 
 

@@ -38,6 +38,7 @@ def _test_models():
         models[name] = qnnpy.from_torch(model, example_inputs)
     # The float ops come from PT2E models (what a quantizer leaves in float) and dynamic-quantized ones.
     models["pt2e_float_ops"] = qnnpy.from_torch(pt2e("float_ops", "x86"), (inputs(1)[0],))
+    models["pt2e_shuffle_unit"] = qnnpy.from_torch(pt2e("shuffle_unit", "x86"), (inputs(1)[0],))
     models["dynamic_transformer"] = qnnpy.from_torch(dynamic_encoder(), (transformer_inputs(1)[0],))
     models["dynamic_float_arithmetic"] = qnnpy.from_torch(dynamic_float_arithmetic(), (torch.randn(2, 16),))
     models["pt2e_torch_encoder_layer"] = qnnpy.from_torch(pt2e_torch_encoder_layer("x86"), (transformer_inputs(1)[0],))

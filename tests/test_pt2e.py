@@ -134,7 +134,8 @@ def test_float_islands_are_float_ops_in_summary_script_and_runtime():
     x = inputs(1)[0]
     module = qnnpy.from_torch(gm, (x,))
     ops = [n["op"] for n in module.nodes()]
-    assert set(ops) >= FLOAT_OPS  # the model exercises every float op
+    shuffle_ops = {n["op"] for n in qnnpy.from_torch(pt2e("shuffle_unit", "x86"), (x,)).nodes()}
+    assert set(ops) | shuffle_ops >= FLOAT_OPS  # the two float-island models exercise every float op
     summary = module.summary()
     assert f"float ops: {sum(op in FLOAT_OPS for op in ops)}" in summary
     script = module.script()
@@ -144,6 +145,23 @@ def test_float_islands_are_float_ops_in_summary_script_and_runtime():
     result = module.run(x.numpy(), profile="fbgemm")
     assert result.quantized is None  # a float head has no integer output
     np.testing.assert_allclose(result.dequantized, ref, rtol=0, atol=1e-4 * np.abs(ref).max() + 1e-6)
+
+
+def test_a_shuffle_unit_splits_joins_and_averages_in_float():
+    """ShuffleNetV2's unit (tests/pt2e_models.py ShuffleUnit): X86InductorQuantizer leaves the channel split,
+    the join, the shuffle and the mean in float; they convert to float_slice, float_cat, float_reshape /
+    float_permute and a float pool, each within float rounding of PyTorch's, the quantized tensors identical."""
+    gm = pt2e("shuffle_unit", "x86")
+    xs = inputs(2)
+    module = qnnpy.from_torch(gm, (xs[0],))
+    ops = [n["op"] for n in module.nodes()]
+    assert ops.count("float_slice") == 2 and "float_cat" in ops and "float_permute" in ops
+    layers = qnnpy.compare(gm, module, xs, profiles=["fbgemm"], reference_inputs=True).layers["fbgemm"]
+    for layer in layers:
+        if layer.op in FLOAT_OPS:
+            assert layer.max_relative <= FLOAT_TOLERANCE, layer
+        else:
+            assert layer.fraction == 1.0, layer
 
 
 class _Single(nn.Module):

@@ -13,9 +13,10 @@ from pt2e_models import inputs, pt2e
 FLOAT_OPS = {op for op in _core.op_names() if _core.op_info(op)["kind"] == "float"}
 
 
-@pytest.fixture(scope="module")
-def float_ops_model():
-    gm = pt2e("float_ops", "x86")
+@pytest.fixture(scope="module", params=["float_ops", "shuffle_unit"])
+def float_ops_model(request):
+    """tests/pt2e_models.py's float-island models: every float op of the CNN family between them."""
+    gm = pt2e(request.param, "x86")
     return gm, qnnpy.from_torch(gm, (inputs(1)[0],))
 
 

@@ -164,6 +164,33 @@ def float_adaptive_avg_pool2d(ctx: ConversionContext, node: torch.fx.Node) -> in
                       ints={"output_size": _float_output(ctx, node)[2:]})
 
 
+def float_mean(ctx: ConversionContext, node: torch.fx.Node) -> int:
+    """``aten.mean.dim`` over H, W of a float 4-D tensor (ShuffleNetV2's global pool left in float): the
+    adaptive average pool to 1x1, then a reshape to (N, C) without keepdim."""
+    x = ctx.example(node.args[0])
+    dims = sorted(int(d) % x.dim() for d in node.args[1]) if len(node.args) > 1 else []
+    if x.dim() != 4 or dims != [2, 3]:
+        raise ConversionError(f"{ctx.source(node)}: float mean over {dims} of a rank-{x.dim()} tensor is not supported "
+                              "(only over [2, 3] of a 4-D tensor)")
+    where = ctx.source(node)
+    pooled_shape = [x.shape[0], x.shape[1], 1, 1]
+    pooled = ctx.graph.add_node("float_adaptive_avg_pool2d", [ctx.value(node.args[0], node)], where, f"{where}_pool",
+                                "float32", ints={"output_size": [1, 1]}, floats={}, expected_shape=pooled_shape)
+    shape = list(ctx.example(node).shape)
+    if shape == pooled_shape:
+        return pooled
+    return ctx.graph.add_node("float_reshape", [pooled], where, where, "float32", ints={"shape": shape}, floats={},
+                              expected_shape=shape)
+
+
+def float_cat(ctx: ConversionContext, node: torch.fx.Node) -> int:
+    """``aten.cat`` of float tensors (one the quantizer left in float: ShuffleNetV2 joins a half of its float
+    channel shuffle with a branch's dequantized output)."""
+    tensors = list(_arg(node, 0, "tensors"))
+    rank = ctx.example(node).dim()
+    return _add_float(ctx, node, "float_cat", tensors, ints={"axis": [int(_arg(node, 1, "dim", 0)) % rank]})
+
+
 def float_reshape(ctx: ConversionContext, node: torch.fx.Node) -> int:
     """flatten / view / reshape of a float tensor: the shape is read from the example output."""
     return _add_float(ctx, node, "float_reshape", [node.args[0]], ints={"shape": _float_output(ctx, node)})

@@ -454,10 +454,19 @@ def convert_permute(ctx: ConversionContext, node: torch.fx.Node) -> int:
     return _permute(ctx, node, permute_perm(ctx, node))
 
 
+# The ops whose tuple result convert_getitem takes apart: torch.fx's (eager / FX models) and aten's (PT2E graphs),
+# each with the split axis as its third argument.
+_SPLITTING_OPS = ("chunk", "split", torch.chunk, torch.split, torch.ops.aten.chunk.default, torch.ops.aten.split.Tensor,
+                  torch.ops.aten.split_with_sizes.default)
+
+_DEQUANTIZE_OPS = ("dequantize", torch.dequantize, torch.ops.quantized_decomposed.dequantize_per_tensor.default,
+                   torch.ops.quantized_decomposed.dequantize_per_tensor.tensor)
+
+
 def convert_getitem(ctx: ConversionContext, node: torch.fx.Node) -> int:
     """One part of ``chunk`` / ``split`` (the tuple's ``[i]``), as a slice along the split axis."""
     parent, index = node.args
-    if not isinstance(parent, torch.fx.Node) or parent.target not in ("chunk", "split", torch.chunk, torch.split):
+    if not isinstance(parent, torch.fx.Node) or parent.target not in _SPLITTING_OPS:
         raise ConversionError(f"{ctx.source(node)}: indexing a quantized value is supported only on the result of "
                               f"chunk or split, not of {getattr(parent, 'target', parent)!r}")
     parts = ctx.example(parent)
@@ -468,10 +477,12 @@ def convert_getitem(ctx: ConversionContext, node: torch.fx.Node) -> int:
     if ctx.example(node).is_quantized:
         return ctx.graph.add_node("slice", [ctx.value(source, node)], ctx.source(node), ctx.source(node), ints=ints,
                                   floats={}, **ctx.quantized_output(node))
-    # FX mode may chunk the dequantized float tensor (dequantize -> chunk -> quantize):
-    # slicing commutes with dequantize, so the slice runs on the integer tensor.
-    if not (isinstance(source, torch.fx.Node) and source.target in ("dequantize", torch.dequantize)):
-        raise ConversionError(f"{ctx.source(node)}: chunk/split of a float tensor that is not a dequantized one")
+    # FX mode and PT2E may chunk the dequantized float tensor (dequantize -> chunk -> quantize):
+    # slicing commutes with dequantize, so the slice runs on the integer tensor. A float tensor
+    # computed in float (a PT2E float island, e.g. ShuffleNetV2's channel shuffle) is sliced in float.
+    if not (isinstance(source, torch.fx.Node) and source.target in _DEQUANTIZE_OPS):
+        return ctx.graph.add_node("float_slice", [ctx.value(source, node)], ctx.source(node), ctx.source(node),
+                                  "float32", ints=ints, floats={}, expected_shape=list(ctx.example(node).shape))
     quantized_source = source.args[0]
     out = {**ctx.quantized_output(quantized_source), "expected_shape": list(ctx.example(node).shape)}
     sliced = ctx.graph.add_node("slice", [ctx.value(quantized_source, node)], ctx.source(node),
@@ -631,8 +642,8 @@ CONVERTERS.update({
     _aten.avg_pool2d.default: AtenForm(convert_avg_pool2d, "``aten.avg_pool2d``"),
     _aten.adaptive_avg_pool2d.default: AtenForm(
         convert_aten_adaptive_avg_pool2d, "``aten.adaptive_avg_pool2d``", aten_ops.float_adaptive_avg_pool2d),
-    _aten.mean.dim: AtenForm(convert_aten_mean, "``aten.mean.dim`` over the spatial axes"),
-    _aten.cat.default: AtenForm(convert_cat, "``aten.cat``"),
+    _aten.mean.dim: AtenForm(convert_aten_mean, "``aten.mean.dim`` over the spatial axes", aten_ops.float_mean),
+    _aten.cat.default: AtenForm(convert_cat, "``aten.cat``", aten_ops.float_cat),
     _aten.flatten.using_ints: AtenForm(convert_reshape, "``aten.flatten``", aten_ops.float_reshape),
     _aten.view.default: AtenForm(convert_reshape, "``aten.view``", aten_ops.float_reshape),
     _aten.reshape.default: AtenForm(convert_reshape, "``aten.reshape``", aten_ops.float_reshape),

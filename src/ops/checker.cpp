@@ -80,6 +80,25 @@ int64_t window_output_size(int64_t in, int64_t kernel, int64_t stride, int64_t p
   return out;
 }
 
+Shape concat_shape(const Checker& c) {
+  if (c.n.inputs.empty()) c.fail("expects at least one input");
+  const Value& x0 = c.in(0);
+  const int64_t axis = c.axis("axis", x0.shape.size());
+  Shape shape = x0.shape;
+  shape[axis] = 0;
+  for (size_t i = 0; i < c.n.inputs.size(); ++i) {
+    const Value& x = c.in(i);
+    if (x.shape.size() != x0.shape.size()) c.fail("inputs differ in rank");
+    for (size_t d = 0; d < x.shape.size(); ++d) {
+      if (static_cast<int64_t>(d) != axis && x.shape[d] != x0.shape[d]) {
+        c.fail("input shapes " + shape_str(x0.shape) + " and " + shape_str(x.shape) + " differ outside axis " + std::to_string(axis));
+      }
+    }
+    shape[axis] += x.shape[axis];
+  }
+  return shape;
+}
+
 Shape same_shape_unary(const Checker& c, const Value&) {
   c.inputs(1);
   c.quantized(c.in(0));

@@ -38,6 +38,10 @@ struct Checker {
 // Output extent of a sliding window (arguments bounded by kMaxExtent, so no overflow), PyTorch's formula (ceil_mode as in pooling).
 int64_t window_output_size(int64_t in, int64_t kernel, int64_t stride, int64_t pad, int64_t dilation, bool ceil_mode);
 
+// The output shape of a concatenation of the node's inputs along attribute "axis": at least one
+// input, equal ranks, equal extents outside the axis (cat, float_cat).
+Shape concat_shape(const Checker& c);
+
 // The rule of ops with one quantized input whose output has the input's shape.
 Shape same_shape_unary(const Checker& c, const Value& out);
 

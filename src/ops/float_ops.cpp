@@ -3,7 +3,8 @@
 // float32 without qparams; float_conv2d / float_linear keep their weight as the PT2E graph
 // holds it: int8 with its qparams (dequantized by the op as PyTorch's dequantize_per_channel
 // does), or float32 when the quantizer left the layer unannotated; the bias is float32
-// (param "bias_float"). They are emitted as float
+// (param "bias_float"). float_cat concatenates along "axis" (a float island's torch.cat,
+// e.g. ShuffleNetV2's). They are emitted as float
 // Relax ops and run in float32 by the runtime (src/runtime/ops/float_*.cpp). An int8-weight
 // float_conv2d / float_linear whose input is a dequantized 8-bit tensor also takes that tensor
 // as a second input (layer_import/float_layer.cpp); the emission ignores it, the runtime
@@ -107,6 +108,8 @@ Shape float_adaptive_avg_pool2d_rule(const Checker& c, const Value&) {
   return {c.in(0).shape[0], c.in(0).shape[1], size[0], size[1]};
 }
 
+Shape float_cat_rule(const Checker& c, const Value&) { return concat_shape(c); }
+
 Shape float_reshape_rule(const Checker& c, const Value&) {
   c.inputs(1);
   const auto& shape = c.n.ints_attr("shape");
@@ -180,6 +183,12 @@ void float_adaptive_avg_pool2d_emit(Emitter& e, const Node& n) {
   e.line(e.out_name(n), "R.nn.adaptive_avg_pool2d(" + in_name(e, n, 0) + ", output_size=" + int_list(n.ints_attr("output_size")) + ")");
 }
 
+void float_cat_emit(Emitter& e, const Node& n) {
+  std::string parts = "(";
+  for (size_t i = 0; i < n.inputs.size(); ++i) parts += in_name(e, n, i) + ", ";
+  e.line(e.out_name(n), "R.concat(" + parts + "), axis=" + std::to_string(n.int_attr("axis")) + ")");
+}
+
 void float_reshape_emit(Emitter& e, const Node& n) {
   e.line(e.out_name(n), "R.reshape(" + in_name(e, n, 0) + ", " + e.shape_expr(n.ints_attr("shape")) + ")");
 }
@@ -201,6 +210,7 @@ std::vector<OpDef> float_ops() {
       {"float_adaptive_avg_pool2d", OpKind::Float, float_adaptive_avg_pool2d_rule, float_adaptive_avg_pool2d_emit,
        function_runner<run_float_adaptive_avg_pool2d>},
       {"float_reshape", OpKind::Float, float_reshape_rule, float_reshape_emit, function_runner<run_float_reshape>},
+      {"float_cat", OpKind::Float, float_cat_rule, float_cat_emit, function_runner<run_float_cat>},
   };
 }
 

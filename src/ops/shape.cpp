@@ -65,23 +65,12 @@ void slice_emit(Emitter& e, const Node& n) {
 
 Shape cat_rule(const Checker& c, const Value& out) {
   if (c.n.inputs.empty()) c.fail("expects at least one input");
-  const Value& x0 = c.in(0);
-  const int64_t axis = c.axis("axis", x0.shape.size());
-  Shape shape = x0.shape;
-  shape[axis] = 0;
   for (size_t i = 0; i < c.n.inputs.size(); ++i) {
     const Value& x = c.in(i);
     c.quantized(x);
     if (x.dtype != out.dtype) c.fail("input '" + x.name + "' has dtype " + dtype_name(x.dtype) + ", output " + dtype_name(out.dtype));
-    if (x.shape.size() != x0.shape.size()) c.fail("inputs differ in rank");
-    for (size_t d = 0; d < x.shape.size(); ++d) {
-      if (static_cast<int64_t>(d) != axis && x.shape[d] != x0.shape[d]) {
-        c.fail("input shapes " + shape_str(x0.shape) + " and " + shape_str(x.shape) + " differ outside axis " + std::to_string(axis));
-      }
-    }
-    shape[axis] += x.shape[axis];
   }
-  return shape;
+  return concat_shape(c);
 }
 
 void cat_emit(Emitter& e, const Node& n) {

@@ -48,4 +48,24 @@ void run_float_adaptive_avg_pool2d(const OpArgs& a) {
 
 void run_float_reshape(const OpArgs& a) { a.out_buf().f = a.in_buf().f; }
 
+// Concatenation along "axis" of the inputs' logical (NCHW) float32 values.
+void run_float_cat(const OpArgs& a) {
+  const Shape& out = a.out().shape;
+  const auto axis = static_cast<size_t>(a.node.int_attr("axis") + (a.node.int_attr("axis") < 0 ? out.size() : 0));
+  int64_t inner = 1;
+  for (size_t d = axis + 1; d < out.size(); ++d) inner *= out[d];
+  const int64_t outer = num_elements(out) / (out[axis] * inner);
+  std::vector<float>& y = a.out_buf().f;
+  y.resize(static_cast<size_t>(a.out_count()));
+  int64_t offset = 0;  // where input i's block starts along the axis
+  for (size_t i = 0; i < a.node.inputs.size(); ++i) {
+    const int64_t block = a.in(i).shape[axis] * inner;
+    const std::vector<float>& x = a.in_buf(i).f;
+    for (int64_t o = 0; o < outer; ++o) {
+      std::copy(x.begin() + o * block, x.begin() + (o + 1) * block, y.begin() + o * out[axis] * inner + offset);
+    }
+    offset += block;
+  }
+}
+
 }  // namespace qnnpy
