@@ -32,6 +32,7 @@ MODEL_COLUMNS = [
     ("eager: qnnpack profile = qnnpack engine", "test_zoo_models", "test_eager_qnnpack_profile_equals_qnnpack_engine"),
     ("224x224: fbgemm and qnnpack profiles bit-exact", "test_zoo_full_size",
      "test_full_size_runtime_bit_exact_under_both_engines"),
+    ("PT2E X86: runtime per layer >= 99.9%, <= 1 step", "test_zoo_pt2e", "test_pt2e_runtime_per_layer"),
 ]
 OP_COLUMNS = [
     ("runtime = fbgemm engine", "test_more_ops", "test_runtime_matches_fbgemm"),

@@ -1,8 +1,9 @@
 """Writes the fuzzers' seed corpora (fuzz/corpus/<target>/) from real quantized models.
 
 The models are the small test models of tests/small_models.py (one per op or op
-variant) and, for graph_file, the embedding models of tests/embedding_models.py, quantized
-on generated data with fixed seeds:
+variant) and, for graph_file, the embedding models of tests/embedding_models.py and small PT2E
+models of tests/pt2e_models.py (float ops, a quantized mean), quantized on generated data with
+fixed seeds:
 
 - graph_file: each model converted with ``qnnpy.from_torch`` and saved (the bytes of
   ``graph.qnnpy``); the atheris harness of saved modules uses the same files;
@@ -31,6 +32,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
 import embedding_models  # noqa: E402  (tests/ is put on the path above)
+import pt2e_models  # noqa: E402
 import small_models  # noqa: E402
 
 import qnnpy  # noqa: E402
@@ -100,6 +102,20 @@ def data_pickle(archive: io.BytesIO) -> bytes:
         return z.read(next(n for n in z.namelist() if n.endswith("/data.pkl")))
 
 
+def pt2e_graphs() -> dict[str, tuple[torch.fx.GraphModule, tuple[torch.Tensor]]]:
+    """Small PT2E models (tests/pt2e_models.py): float islands (X86) and a quantized mean (XNNPACK-style)."""
+    from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
+
+    x = pt2e_models.inputs(1)[0]
+    graphs = {f"pt2e_{name}": (pt2e_models.pt2e(name, "x86"), (x,)) for name in ("float_ops", "shuffle_unit")}
+    pooled = torch.randn(1, 3, 4, 4, generator=torch.Generator().manual_seed(3))
+    prepared = prepare_pt2e(torch.export.export(pt2e_models.ConvPool().eval(), (pooled,)).module(),
+                            pt2e_models.quantizer("xnnpack"))
+    prepared(pooled)
+    graphs["pt2e_float_mean"] = (convert_pt2e(prepared), (pooled,))
+    return graphs
+
+
 def write(target: str, files: dict[str, bytes]) -> None:
     folder = CORPUS / target
     folder.mkdir(parents=True, exist_ok=True)
@@ -123,6 +139,8 @@ def main() -> None:
             archives[f"{name}.pt"] = buffer.getvalue()
             archives[f"{name}.data.pkl"] = data_pickle(buffer)
     for name, (model, inputs) in embedding_models.embedding_cases().items():  # integer (index) inputs
+        graphs[f"{name}.qnnpy"] = qnnpy.from_torch(model, inputs)._graph.serialize()
+    for name, (model, inputs) in pt2e_graphs().items():  # float ops, float_mean
         graphs[f"{name}.qnnpy"] = qnnpy.from_torch(model, inputs)._graph.serialize()
     write("graph_file", graphs)
     write("packed_state", layers)

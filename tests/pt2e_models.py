@@ -66,6 +66,18 @@ class ShuffleUnit(nn.Module):
         return torch.relu(self.head(y)).mean([2, 3])
 
 
+class ConvPool(nn.Module):
+    """A conv, a ReLU and an adaptive average pool to 1x1: under the XNNPACK-style config a quantized mean
+    (PT2E's float mean, qnnpy's ``float_mean`` nodes)."""
+
+    def __init__(self, channels: int = 8):
+        super().__init__()
+        self.conv = nn.Conv2d(3, channels, 1)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return nn.functional.adaptive_avg_pool2d(torch.relu(self.conv(x)), 1)
+
+
 def _randomize_batch_norms(model: nn.Module) -> nn.Module:
     for m in model.modules():
         if isinstance(m, nn.BatchNorm2d):

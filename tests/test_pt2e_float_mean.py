@@ -8,11 +8,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
-from torch import nn
 from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
 
 import qnnpy
-from pt2e_models import quantizer
+from pt2e_models import ConvPool, quantizer
 
 # Planes of 4, 9, 64, 100, 196 and 576 values: shorter than ATen's 8 lanes, past them, and past the
 # cascade's first level (16 groups of 4 vectors).
@@ -20,20 +19,11 @@ SIDES = [2, 3, 8, 10, 14, 24]
 BATCH, CHANNELS = 8, 128
 
 
-class ConvPool(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.conv = nn.Conv2d(3, CHANNELS, 1)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return nn.functional.adaptive_avg_pool2d(torch.relu(self.conv(x)), 1)
-
-
 def _pt2e_pool(side: int) -> tuple[torch.fx.GraphModule, torch.Tensor]:
     """The model quantized with the XNNPACK-style config (int8 activations), and a batch of inputs."""
     torch.manual_seed(side)
     x = torch.randn(BATCH, 3, side, side)
-    prepared = prepare_pt2e(torch.export.export(ConvPool().eval(), (x,)).module(), quantizer("xnnpack"))
+    prepared = prepare_pt2e(torch.export.export(ConvPool(CHANNELS).eval(), (x,)).module(), quantizer("xnnpack"))
     prepared(x)
     return convert_pt2e(prepared), x
 
