@@ -7,6 +7,7 @@ error naming the node (op and source), never crash or allocate without bound.
 from __future__ import annotations
 
 import struct
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -253,3 +254,11 @@ def test_saved_files_carry_version_1():
     g = _core.Graph.deserialize(conv_file())
     assert g.serialize()[:8] == b"QNNPYG01"
     assert struct.unpack("<Q", g.serialize()[8:16])[0] == 1  # one param follows the header
+
+
+def test_a_node_with_fewer_inputs_than_its_rule_reads_is_refused():
+    """The campaign's graph file whose float_conv2d has no input (fuzz/regressions/graph_file): refused by name,
+    where the rule's read of input 0 escaped as an IndexError."""
+    data = (Path(__file__).resolve().parent.parent / "fuzz/regressions/graph_file/float-conv-without-inputs").read_bytes()
+    with pytest.raises(ValueError, match=r"float_conv2d \(conv3\.conv2d_2\): expects at least 1 input\(s\), got 0"):
+        _core.Graph.deserialize(data)

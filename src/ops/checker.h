@@ -15,7 +15,11 @@ struct Checker {
 
   [[noreturn]] void fail(const std::string& msg) const;
   void inputs(size_t count) const;
-  const Value& in(size_t i) const { return g.value(n.inputs.at(i)); }
+  // Input i; a node with fewer inputs is refused (rules may read an input before they count them).
+  const Value& in(size_t i) const {
+    if (i >= n.inputs.size()) fail("expects at least " + std::to_string(i + 1) + " input(s), got " + std::to_string(n.inputs.size()));
+    return g.value(n.inputs[i]);
+  }
   void quantized(const Value& v) const;
   // Quantized with one scale and zero point (the input of a weighted layer).
   void quantized_per_tensor(const Value& v) const;
