@@ -69,7 +69,7 @@ void plane_means(const OpArgs& a, MeanRule rule, float inv_scale, std::vector<ui
 // (torch.ops.quantized_decomposed.quantize_per_tensor with a Python float scale).
 float pt2e_inverse_scale(float scale) { return static_cast<float>(1.0 / static_cast<double>(scale)); }
 
-// A PT2E adaptive_avg_pool2d to 1x1 (float_mean): aten's float mean of the dequantized plane.
+// A PT2E mean or adaptive_avg_pool2d to 1x1 (float_mean): aten's float mean of the dequantized plane.
 void run_float_mean_pool(const OpArgs& a) {
   Buffer& y = a.out_buf();
   y.torch_channels_last = false;  // (N, C, 1, 1): NCHW and NHWC storage coincide
@@ -150,7 +150,7 @@ static void run_mean_qnnpack(const OpArgs& a) {
 }
 
 // Mean over H and W with the input's qparams: plane_means, the integer rule for a contiguous
-// dense input (not under float_mean); under the qnnpy profile QNNPACK's global average pool.
+// dense input (not under float_mean); under the qnnpack profile QNNPACK's global average pool.
 void run_mean(const OpArgs& a) {
   if (float_mean(a.node)) return run_float_mean_pool(a);
   if (follows_qnnpack_kernels(a.profile) && !a.is_signed()) return run_mean_qnnpack(a);
