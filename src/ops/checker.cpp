@@ -99,6 +99,16 @@ Shape concat_shape(const Checker& c) {
   return shape;
 }
 
+Shape float_binary_rule(const Checker& c, const Value&) {
+  c.inputs(2);
+  return c.broadcast(c.in(0).shape, c.in(1).shape);
+}
+
+Shape float_unary_rule(const Checker& c, const Value&) {
+  c.inputs(1);
+  return c.in(0).shape;
+}
+
 Shape same_shape_unary(const Checker& c, const Value&) {
   c.inputs(1);
   c.quantized(c.in(0));

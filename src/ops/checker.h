@@ -46,6 +46,11 @@ int64_t window_output_size(int64_t in, int64_t kernel, int64_t stride, int64_t p
 // input, equal ranks, equal extents outside the axis (cat, float_cat).
 Shape concat_shape(const Checker& c);
 
+// The rules of float ops: two inputs broadcast (NumPy's rule, PyTorch's for binary ops); one
+// input whose shape the output keeps.
+Shape float_binary_rule(const Checker& c, const Value& out);
+Shape float_unary_rule(const Checker& c, const Value& out);
+
 // The rule of ops with one quantized input whose output has the input's shape.
 Shape same_shape_unary(const Checker& c, const Value& out);
 

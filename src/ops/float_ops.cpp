@@ -84,17 +84,6 @@ Shape float_linear_rule(const Checker& c, const Value&) {
   return out;
 }
 
-// NumPy broadcasting of the two input shapes (PyTorch's rule for binary ops).
-Shape float_binary_rule(const Checker& c, const Value&) {
-  c.inputs(2);
-  return c.broadcast(c.in(0).shape, c.in(1).shape);
-}
-
-Shape float_unary_rule(const Checker& c, const Value&) {
-  c.inputs(1);
-  return c.in(0).shape;
-}
-
 Shape float_clamp_rule(const Checker& c, const Value& out) {
   if (!(c.n.float_attr("min") <= c.n.float_attr("max"))) c.fail("min must not exceed max");
   return float_unary_rule(c, out);

@@ -23,16 +23,6 @@
 namespace qnnpy {
 namespace {
 
-Shape binary_rule(const Checker& c, const Value&) {
-  c.inputs(2);
-  return c.broadcast(c.in(0).shape, c.in(1).shape);
-}
-
-Shape unary_rule(const Checker& c, const Value&) {
-  c.inputs(1);
-  return c.in(0).shape;
-}
-
 Shape softmax_rule(const Checker& c, const Value&) {
   c.inputs(1);
   if (c.in(0).shape.empty()) c.fail("input must have at least one axis");
@@ -63,7 +53,7 @@ Shape layer_norm_rule(const Checker& c, const Value&) {
 Shape gelu_rule(const Checker& c, const Value& out) {
   const int64_t approximate = c.n.int_attr("approximate");
   if (approximate != 0 && approximate != 1) c.fail("approximate must be 0 (erf) or 1 (tanh), got " + std::to_string(approximate));
-  return unary_rule(c, out);
+  return float_unary_rule(c, out);
 }
 
 // [..., M, K] x [..., K, N] -> [broadcast(...), M, N]; 1-D operands (torch.matmul's vector cases) are refused.
@@ -112,12 +102,12 @@ Shape slice_rule(const Checker& c, const Value&) {
 
 Shape scalar_rule(const Checker& c, const Value& out) {
   c.n.float_attr("scalar");
-  return unary_rule(c, out);
+  return float_unary_rule(c, out);
 }
 
 Shape div_scalar_rule(const Checker& c, const Value& out) {
   if (c.n.float_attr("scalar") == 0.0) c.fail("division by the scalar 0");
-  return unary_rule(c, out);
+  return float_unary_rule(c, out);
 }
 
 // --- emission -------------------------------------------------------------------
@@ -181,8 +171,8 @@ std::vector<OpDef> float_transformer_ops() {
       {"float_matmul", OpKind::Float, matmul_rule, matmul_emit, function_runner<run_float_matmul>},
       {"float_permute", OpKind::Float, permute_rule, permute_emit, function_runner<run_float_permute>},
       {"float_slice", OpKind::Float, slice_rule, slice_emit, function_runner<run_float_slice>},
-      {"float_sub", OpKind::Float, binary_rule, binary_emit<kSubtract>, function_runner<run_float_sub>},
-      {"float_div", OpKind::Float, binary_rule, binary_emit<kDivide>, function_runner<run_float_div>},
+      {"float_sub", OpKind::Float, float_binary_rule, binary_emit<kSubtract>, function_runner<run_float_sub>},
+      {"float_div", OpKind::Float, float_binary_rule, binary_emit<kDivide>, function_runner<run_float_div>},
       {"float_add_scalar", OpKind::Float, scalar_rule, scalar_emit<kAdd>, function_runner<run_float_add_scalar>},
       {"float_mul_scalar", OpKind::Float, scalar_rule, scalar_emit<kMultiply>, function_runner<run_float_mul_scalar>},
       {"float_div_scalar", OpKind::Float, div_scalar_rule, scalar_emit<kDivide>, function_runner<run_float_div_scalar>},

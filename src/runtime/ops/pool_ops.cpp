@@ -55,7 +55,7 @@ void plane_means(const OpArgs& a, MeanRule rule, float inv_scale, std::vector<ui
         const int32_t q = a.is_signed() ? static_cast<int8_t>(v) : v;
         sum += q;
         d[p] = scale * static_cast<float>(q - zp);
-        float_sum += d[p];
+        if (rule == MeanRule::FloatInOrder) float_sum += d[p];
       }
       if (rule == MeanRule::FloatContiguous) float_sum = aten_contiguous_sum(d.data(), hw);
       const int64_t out = rule == MeanRule::Integer
