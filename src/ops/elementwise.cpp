@@ -1,5 +1,6 @@
 // Element-wise ops: add and mul of two tensors, relu, and the table ops (one
 // 8-bit input value -> one output value: scalars and activations).
+#include <cmath>
 #include <string>
 
 #include "emit/emitter.h"
@@ -48,6 +49,17 @@ void relu_emit(Emitter& e, const Node& n) {
 Shape scalar_rule(const Checker& c, const Value& out) {
   c.n.float_attr("scalar");
   return same_shape_unary(c, out);
+}
+
+// quantized::add_scalar adds round(c / s_in) input steps in int64 (runtime/ops/unary_tables.cpp); a
+// scalar of more than 2^31 steps saturates every output and would overflow that conversion.
+Shape add_scalar_rule(const Checker& c, const Value& out) {
+  const Shape shape = scalar_rule(c, out);
+  const double steps = c.n.float_attr("scalar") / static_cast<double>(c.in(0).q.scale[0]);
+  if (!(std::fabs(steps) <= 2147483648.0)) {
+    c.fail("scalar " + std::to_string(c.n.float_attr("scalar")) + " is more than 2^31 input steps");
+  }
+  return shape;
 }
 
 std::string scalar_const(const Node& n) { return float_const(static_cast<float>(n.float_attr("scalar"))); }
@@ -124,7 +136,7 @@ std::vector<OpDef> elementwise_ops() {
       {"add", OpKind::Requantizing, add_rule, add_emit, function_runner<run_add>},
       {"mul", OpKind::Requantizing, mul_rule, mul_emit, function_runner<run_mul>},
       {"relu", OpKind::QParamPreserving, same_shape_unary, relu_emit, function_runner<run_relu>},
-      {"add_scalar", OpKind::Requantizing, scalar_rule, add_scalar_emit, table_runner<add_scalar_tables>},
+      {"add_scalar", OpKind::Requantizing, add_scalar_rule, add_scalar_emit, table_runner<add_scalar_tables>},
       {"mul_scalar", OpKind::Requantizing, scalar_rule, mul_scalar_emit, table_runner<mul_scalar_tables>},
       {"hardswish", OpKind::Requantizing, same_shape_unary, hardswish_emit, table_runner<hardswish_tables>},
       {"hardsigmoid", OpKind::Requantizing, same_shape_unary, hardsigmoid_emit, table_runner<hardsigmoid_tables>},
