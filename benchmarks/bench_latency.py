@@ -149,7 +149,7 @@ def bench_model(name: str, model: torch.nn.Module, runs: int, peaks: dict[str, f
     for i in sorted(macs, key=lambda i: -seconds[i])[:10]:
         rate = macs[i] / seconds[i] / 1e9
         u8s8_peak = peaks["vnni"] if _core.default_isa() == "avx512vnni" else peaks["u8s8"]
-        peak = u8s8_peak if kernels[i] == "gemm_u8s8" else peaks["s16"]
+        peak = u8s8_peak if kernels[i].startswith("gemm_u8s8") else peaks["s16"]
         lines.append(f"| {nodes[i]['source']} | {kernels[i]} | {macs[i] / 1e9:.3f} | {seconds[i] * 1e3:.2f} | {rate:.1f} | "
                      f"{rate / peak:.0%} |")
     lines.append("")

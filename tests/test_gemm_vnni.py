@@ -19,12 +19,17 @@ pytestmark = pytest.mark.skipif(not _core.cpu_has_avx512_vnni(), reason="this CP
 SCALE = 0.05
 
 
-def _compare(graph: _core.Graph, q: np.ndarray, zp: int, monkeypatch, threads: int = 2) -> None:
-    """Runs the graph on the bytes q with the VNNI and the scalar int16 kernels; both must agree at every node."""
+def _compare(graph: _core.Graph, q: np.ndarray, zp: int, monkeypatch, threads: int = 2,
+             kernel: str = "gemm_u8s8") -> None:
+    """Runs the graph on the bytes q with the VNNI and the scalar int16 kernels; both must agree at every node.
+
+    ``kernel``: the GEMM the VNNI executor must report: no input sends it to the int16 path, and a conv
+    that is not pointwise reads its rows in place (gemm_u8s8_runs) instead of copying im2col rows.
+    """
     x = ((q - zp) * SCALE).astype(np.float32)
     vnni = _core.Executor(graph, "int32_bias", "avx512vnni", threads)
     _, got = vnni.run([x], True)
-    assert [k for k in vnni.node_kernels() if k] == ["gemm_u8s8"]  # no input sends VNNI to the int16 path
+    assert [k for k in vnni.node_kernels() if k] == [kernel]
     monkeypatch.setenv("QNNPY_GEMM", "s16")
     _, want = _core.Executor(graph, "int32_bias", "scalar", 1).run([x], True)
     monkeypatch.delenv("QNNPY_GEMM")
@@ -61,7 +66,8 @@ def test_conv_vnni_equals_scalar_on_any_byte(cin, cout, k, stride, pad, h, w, in
     g.mark_output(g.add_node("dequantize", [y], "dq", "dq", "float32"))
     q = rng.integers(0, 256, (2, cin, h, w))
     q[..., 0, :] = 255  # a full row of the largest byte
-    _compare(g, q, input_zp, monkeypatch)
+    pointwise = k == 1 and stride == 1 and pad == 0
+    _compare(g, q, input_zp, monkeypatch, kernel="gemm_u8s8" if pointwise else "gemm_u8s8_runs")
 
 
 @pytest.mark.parametrize("rows, k, n", [(1, 512, 1000), (5, 4, 1), (13, 37, 63), (6, 3, 65), (7, 64, 128)])
@@ -76,3 +82,23 @@ def test_linear_vnni_equals_scalar_on_any_byte(rows, k, n, threads, monkeypatch)
                      False, "uint8", 0.3, 100)
     g.mark_output(g.add_node("dequantize", [y], "dq", "dq", "float32"))
     _compare(g, rng.integers(0, 256, (rows, k)), 77, monkeypatch, threads)
+
+
+@pytest.mark.parametrize("cin, k, dilation, batch, h, w", [
+    (17, 3, (1, 1), 2, 9, 11),   # kernel rows of 51 bytes, read as runs of 52 against zero weights
+    (5, 3, (2, 1), 3, 12, 7),    # dilation along y only: runs 2 padded rows apart
+    (8, 5, (1, 1), 9, 12, 10),   # 864 output rows, 96 per image: GEMM chunks of 192 start inside images
+])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_conv_rows_in_place_equal_scalar(cin, k, dilation, batch, h, w, threads, monkeypatch):
+    """The implicit-GEMM conv (gemm_u8s8_runs) where its window arithmetic has edge cases."""
+    rng = np.random.default_rng(cin * 100 + k * 10 + batch)
+    g = _core.Graph()
+    x = g.add_node("quantize", [g.add_input("x", [batch, cin, h, w])], "q", "q", "uint8", SCALE, 201)
+    config = np.array([2, 1, 1, 2, 1, *dilation, 0, 0, 1, 0], np.int64)
+    cout = 20
+    y = g.add_conv2d(x, "conv", "conv", 3, config, _extreme_weights(rng, (cout, cin, k, k)),
+                     rng.uniform(1e-4, 1e-3, cout), np.zeros(cout, np.int64), 0,
+                     rng.standard_normal(cout).astype(np.float32), False, "uint8", 0.5, 128)
+    g.mark_output(g.add_node("dequantize", [y], "dq", "dq", "float32"))
+    _compare(g, rng.integers(0, 256, (batch, cin, h, w)), 201, monkeypatch, threads, kernel="gemm_u8s8_runs")

@@ -43,6 +43,26 @@ void check_gemm_u8s8(TwinContext& ctx, int64_t m, int64_t k, int64_t n, int a_ma
   ctx.expect_equal(want, got, shape_name("gemm_u8s8", m, k, n) + " a_max=" + std::to_string(a_max));
 }
 
+// gemm_u8s8_runs: m rows of `runs` runs of run_len bytes, run_stride apart, each row at a random
+// place in one buffer (rows may overlap, as neighbouring conv windows do), bytes up to a_max.
+void check_gemm_u8s8_runs(TwinContext& ctx, int64_t m, int64_t runs, int64_t run_len, int64_t n, int a_max) {
+  const int64_t run_stride = run_len + ctx.uniform(0, 9), kq = runs * run_len;
+  const std::vector<uint8_t> buffer = ctx.bytes((runs - 1) * run_stride + run_len + 64, 0, a_max);
+  std::vector<const uint8_t*> rows(m);
+  for (auto& r : rows) r = buffer.data() + ctx.uniform(0, 64);
+  std::vector<int8_t> b(kq * n);
+  for (auto& v : b) v = static_cast<int8_t>(ctx.uniform(0, 3) == 0 ? -128 : ctx.uniform(-128, 127));
+  std::vector<int8_t> packed(packed_b_u8s8_size(kq, n));
+  pack_b_u8s8(b.data(), kq, n, packed.data());
+  const int64_t ldc = n + 2;
+  std::vector<int32_t> want(m * ldc, 7), got(m * ldc, 7);
+  const U8RowRuns a{rows.data(), runs, run_len, run_stride};
+  ctx.ref.gemm_u8s8_runs(a, m, packed.data(), n, want.data(), ldc);
+  ctx.simd.gemm_u8s8_runs(a, m, packed.data(), n, got.data(), ldc);
+  ctx.expect_equal(want, got, "gemm_u8s8_runs m=" + std::to_string(m) + " runs=" + std::to_string(runs) +
+                                  " run_len=" + std::to_string(run_len) + " n=" + std::to_string(n));
+}
+
 void check_clamp(TwinContext& ctx, int64_t n) {
   const uint8_t bound = static_cast<uint8_t>(ctx.uniform(0, 255));
   const std::vector<uint8_t> x = ctx.bytes(n);
@@ -77,6 +97,12 @@ void twin_gemm(TwinContext& ctx) {
   check_gemm_u8s8(ctx, 130, 1200, 17, a_max);
   check_gemm_s16(ctx, 70, 1100, 17);
   for (int64_t n : {1, 31, 32, 33, 100, 1000}) check_clamp(ctx, n);
+  if (ctx.simd.gemm_u8s8_runs != nullptr) {
+    for (int64_t m : {1, 5, 6, 7, 13, 100})
+      for (int64_t runs : {1, 3, 7})
+        for (int64_t run_len : {4, 24, 196})
+          for (int64_t n : {1, 17, 64, 65}) check_gemm_u8s8_runs(ctx, m, runs, run_len, n, a_max);
+  }
 }
 
 }  // namespace qnnpy::kernel_tests

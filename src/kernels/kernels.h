@@ -163,6 +163,16 @@ struct DepthwiseRow {
 // 0 for the missing tap of an odd count. out holds (taps + 1) / 2 * 2 * c values.
 void pack_depthwise_pairs(const int16_t* w, int64_t taps, int64_t c, int16_t* out);
 
+// A of gemm_u8s8_runs, read where it lies: row i (of m) is `runs` runs of run_len bytes
+// (a multiple of 4), run s at rows[i] + s * run_stride; B is packed for k = runs * run_len.
+// A conv passes, per output pixel, its window's top-left byte in the padded NHWC input: each
+// kernel row's kw * cin bytes are contiguous there (dilation 1 along x), so no im2col copy is
+// made. Rounding kw * cin up to 4 reads up to 3 bytes past each run, which meet zero weights.
+struct U8RowRuns {
+  const uint8_t* const* rows;
+  int64_t runs, run_len, run_stride;
+};
+
 struct KernelSet {
   // c[m][j] = sum_k a[m][k] * b[k][j]; a is m x kp int16 (kp even), b packed by pack_b.
   void (*gemm_s16)(const int16_t* a, int64_t m, int64_t kp, const int16_t* b_packed, int64_t n, int32_t* c, int64_t ldc);
@@ -199,6 +209,9 @@ struct KernelSet {
   int64_t (*clamp_u8)(const uint8_t* x, int64_t n, uint8_t bound, uint8_t* out, uint8_t* flags);
   // gemm_u8s8 is exact for any uint8 A (no int16 pair sums): its input needs no clamp.
   bool gemm_u8s8_exact;
+  // gemm_u8s8 with A read in place (U8RowRuns), for the implicit-GEMM conv; null in the
+  // sets that have none (the runtime then copies im2col rows for gemm_u8s8).
+  void (*gemm_u8s8_runs)(const U8RowRuns& a, int64_t m, const int8_t* b_packed, int64_t n, int32_t* c, int64_t ldc);
 };
 
 const KernelSet& kernel_set(Isa isa);

@@ -97,6 +97,37 @@ void run_depthwise(const OpArgs& a, const PreparedLayer& L, int64_t batch, const
   });
 }
 
+// Rows [r0, r1) of the implicit-GEMM conv into c (rows r - r0, leading dimension ldc), columns
+// [j0, j1): per image, the task pads the input rows its output rows read (zx at the border,
+// as im2col_u8 places it), points each output pixel at its window there and runs
+// gemm_u8s8_runs, which reads each kernel row's kw * cin bytes in place.
+void gemm_rows_in_place(const KernelSet& k, const uint8_t* x, const ConvGeometry& g, const PreparedLayer& L, int64_t r0,
+                        int64_t r1, int64_t j0, int64_t j1, int32_t* c, int64_t ldc) {
+  const int64_t wp = g.w + 2 * L.pw, pixels = g.oh * g.ow, row_bytes = wp * g.cin;
+  const int64_t window = (L.kh - 1) * L.dh + 1;  // padded rows read by one output row
+  // gemm_u8s8_runs reads up to 3 bytes past a window's last run (kernels.h, U8RowRuns).
+  constexpr int64_t kSlack = 4;
+  for (int64_t s0 = r0; s0 < r1;) {
+    const int64_t b = s0 / pixels, s1 = std::min(r1, (b + 1) * pixels);
+    const int64_t oy0 = (s0 - b * pixels) / g.ow, oy1 = (s1 - 1 - b * pixels) / g.ow + 1;
+    const int64_t py0 = oy0 * L.sh, py1 = (oy1 - 1) * L.sh + window;
+    const int64_t padded_bytes = (py1 - py0) * row_bytes;
+    uint8_t* padded = thread_scratch<uint8_t, 3>(static_cast<size_t>(padded_bytes + kSlack));
+    pad_rows(x, b, py0, py1, g, L, padded);
+    std::memset(padded + padded_bytes, 0, kSlack);
+    const uint8_t** rows = thread_scratch<const uint8_t*, 0>(static_cast<size_t>(s1 - s0));
+    int64_t oy = oy0, ox = (s0 - b * pixels) % g.ow;
+    for (int64_t r = s0; r < s1; ++r, ++ox) {
+      if (ox == g.ow) ox = 0, ++oy;
+      rows[r - s0] = padded + (oy * L.sh - py0) * row_bytes + ox * L.sw * g.cin;
+    }
+    const int64_t kq = L.kh * L.run_len;
+    k.gemm_u8s8_runs(U8RowRuns{rows, L.kh, L.run_len, L.dh * row_bytes}, s1 - s0, L.runs_b() + j0 * kq, j1 - j0,
+                     c + (s0 - r0) * ldc, ldc);
+    s0 = s1;
+  }
+}
+
 // im2col + GEMM + requantization in tasks over the worker pool; returns the kernel used.
 const char* run_gemm(const OpArgs& a, const PreparedLayer& L, const ConvGeometry& g, int64_t rows, const LayerOutput& out,
                      int threads) {
@@ -120,17 +151,21 @@ const char* run_gemm(const OpArgs& a, const PreparedLayer& L, const ConvGeometry
   const int64_t col_chunks = split_columns ? std::min<int64_t>(blocks, threads) : 1;
   const int64_t blocks_per_chunk = (blocks + col_chunks - 1) / col_chunks;
   const int64_t tasks = row_chunks * col_chunks;
-  const bool pointwise = L.kh == 1 && L.kw == 1 && L.sh == 1 && L.sw == 1 && L.ph == 0 && L.pw == 0 &&
-                         L.groups == 1 && L.kq == L.k;
+  const bool pointwise = L.pointwise() && L.kq == L.k;
+  const bool in_place = u8s8 && L.run_len > 0 && a.k.gemm_u8s8_runs != nullptr;
   parallel_chunks(tasks, threads, [&](int64_t task, int) {
     const int64_t r0 = task / col_chunks * chunk_rows, r1 = std::min(rows, r0 + chunk_rows);
     const int64_t j0 = task % col_chunks * blocks_per_chunk * kGemmNR;
     const int64_t j1 = std::min(cpg, j0 + blocks_per_chunk * kGemmNR);
     if (j0 >= j1 || r0 >= r1) return;
-    uint8_t* abuf = thread_scratch<uint8_t, 0>(static_cast<size_t>(chunk_rows * row_len * (u8s8 ? 1 : 2)));
+    uint8_t* abuf = in_place ? nullptr
+                             : thread_scratch<uint8_t, 0>(static_cast<size_t>(chunk_rows * row_len * (u8s8 ? 1 : 2)));
     int32_t* cbuf = thread_scratch<int32_t, 0>(static_cast<size_t>(chunk_rows * cpg)) + j0;
     for (int64_t grp = 0; grp < L.groups; ++grp) {
-      if (u8s8) {
+      if (in_place) {  // one group
+        gemm_rows_in_place(a.k, u8_in.clamped, g, L, r0, r1, j0, j1, cbuf, cpg);
+        add_excess(u8_in, g, L, grp, r0, r1, j0, j1, cbuf, cpg);
+      } else if (u8s8) {
         const uint8_t* rows_u8 = abuf;
         if (pointwise) {
           rows_u8 = u8_in.clamped + r0 * L.kq;  // the im2col rows are the input pixels themselves
@@ -148,7 +183,7 @@ const char* run_gemm(const OpArgs& a, const PreparedLayer& L, const ConvGeometry
       store(a, L, cbuf, r0, r1, grp * cpg + j0, j1 - j0, cpg, u8s8, out);
     }
   });
-  return u8s8 ? "gemm_u8s8" : "gemm_s16";
+  return in_place ? "gemm_u8s8_runs" : u8s8 ? "gemm_u8s8" : "gemm_s16";
 }
 
 }  // namespace

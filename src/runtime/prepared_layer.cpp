@@ -127,6 +127,18 @@ void prepare_u8s8(const Param& w, DType input_dtype, PreparedLayer& L) {
     }
   }
   L.x_bound = pair_bound == 0 ? 255 : std::min(255, INT16_MAX / pair_bound);
+  if (L.groups != 1 || L.dw != 1 || L.pointwise()) return;
+  const int64_t span = L.kw * L.cin_per_group;  // the bytes of one kernel row
+  L.run_len = (span + 3) / 4 * 4;
+  if (L.run_len == span || L.kh == 1) return;  // the runs are packed_b_u8s8's rows
+  std::vector<int8_t> b_runs(static_cast<size_t>(L.kh * L.run_len * L.cout_per_group), 0);
+  for (int64_t ky = 0; ky < L.kh; ++ky)
+    for (int64_t t = 0; t < span; ++t)
+      for (int64_t j = 0; j < L.cout_per_group; ++j)
+        b_runs[(ky * L.run_len + t) * L.cout_per_group + j] =
+            static_cast<int8_t>(bs[0][(ky * span + t) * L.cout_per_group + j]);
+  L.packed_b_runs.resize(packed_b_u8s8_size(L.kh * L.run_len, L.cout_per_group));
+  pack_b_u8s8(b_runs.data(), L.kh * L.run_len, L.cout_per_group, L.packed_b_runs.data());
 }
 
 void prepare_depthwise(const Param& w, PreparedLayer& L) {

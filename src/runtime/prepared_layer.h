@@ -22,6 +22,13 @@ struct PreparedLayer {
   // every w - zw fits in int8; empty otherwise (or with QNNPY_GEMM=s16).
   int64_t kq = 0;                           // im2col row length, padded to a multiple of 4
   std::vector<int8_t> packed_b_u8s8;        // groups x packed (kq x cout_per_group)
+  // The implicit-GEMM conv (conv_runner.cpp; U8RowRuns in kernels.h): A read in place in the
+  // padded input, one run per kernel row of kw * cin bytes rounded up to 4. 0 when the layer
+  // does not qualify (groups > 1, dilation along x, or pointwise(): rows are input pixels).
+  int64_t run_len = 0;
+  // B for k = kh * run_len, zero weights at the rounding bytes; empty when that is
+  // packed_b_u8s8 itself (no rounding, or one kernel row).
+  std::vector<int8_t> packed_b_runs;
   // Largest x for which every pair sum x1 b[2p][j] + x2 b[2p+1][j] fits in int16:
   // 32767 / max over p, j of (|b[2p][j]| + |b[2p+1][j]|), at most 255.
   int32_t x_bound = 255;
@@ -38,6 +45,9 @@ struct PreparedLayer {
   int32_t input_zp = 0;
 
   bool has_u8s8() const { return !packed_b_u8s8.empty(); }
+  // A 1x1 conv of stride 1, no padding, one group: the GEMM rows are the input pixels.
+  bool pointwise() const { return kh == 1 && kw == 1 && sh == 1 && sw == 1 && ph == 0 && pw == 0 && groups == 1; }
+  const int8_t* runs_b() const { return packed_b_runs.empty() ? packed_b_u8s8.data() : packed_b_runs.data(); }
   // With `raw_x`, the accumulators are sums x (w - zw), corrected through the bias.
   RequantParams requant(int64_t channel_offset, bool raw_x = false) const {
     const int32_t* ib = (raw_x ? ibias_raw_x : ibias).data();

@@ -13,7 +13,9 @@ namespace {
 
 // vpmaddwd: each int32 lane sums the two products of an int16 pair.
 void tile(const int16_t* a, int64_t kp, int rows, const int16_t* bp, int32_t* c, int64_t ldc, int64_t cols) {
-  gemm_tile(a, kp, rows, bp, c, ldc, cols, [](__m256i av, __m256i b) { return _mm256_madd_epi16(av, b); });
+  const int16_t* ar[kGemmMR];
+  dense_tile_rows(a, kp, rows, ar);
+  gemm_tile(ar, 1, kp, 0, rows, bp, c, ldc, cols, [](__m256i av, __m256i b) { return _mm256_madd_epi16(av, b); });
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 
 #include <immintrin.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 
@@ -33,42 +34,49 @@ inline void store_tile_row(int32_t* c, __m256i lo, __m256i hi, int64_t cols) {
   std::memcpy(c, tmp, cols * sizeof(int32_t));
 }
 
+// The kGemmMR row pointers of a tile of dense rows (k elements apart) for gemm_tile:
+// rows beyond `rows` repeat the last valid row.
+template <class A>
+inline void dense_tile_rows(const A* a, int64_t k, int rows, const A** ar) {
+  for (int r = 0; r < kGemmMR; ++r) ar[r] = a + std::min(r, rows - 1) * k;
+}
+
 // One tile: per step, 4 bytes of each A row (an int16 pair or a uint8 quad) broadcast,
 // 64 bytes of packed B (columns 0-7, then 8-15), and `madd(a, b)` giving the step's int32
-// sums per lane. Named accumulators (not arrays) keep all 12 in registers. Rows beyond
-// `rows` re-read the last valid row; their results are not stored.
+// sums per lane. Row r of A is read at ar[r] in `runs` runs of run_len elements, run_stride
+// apart (one run for dense rows). Named accumulators (not arrays) keep all 12 in registers.
+// Only the first `rows` rows are stored.
 template <class A, class B, class Madd>
-inline void gemm_tile(const A* a, int64_t k, int rows, const B* bp, int32_t* c, int64_t ldc, int64_t cols, Madd madd) {
+inline void gemm_tile(const A* const* ar, int64_t runs, int64_t run_len, int64_t run_stride, int rows, const B* bp,
+                      int32_t* c, int64_t ldc, int64_t cols, Madd madd) {
   constexpr int64_t a_step = 4 / sizeof(A), b_step = 64 / sizeof(B);
-  const A* a0 = a;
-  const A* a1 = rows > 1 ? a0 + k : a0;
-  const A* a2 = rows > 2 ? a1 + k : a1;
-  const A* a3 = rows > 3 ? a2 + k : a2;
-  const A* a4 = rows > 4 ? a3 + k : a3;
-  const A* a5 = rows > 5 ? a4 + k : a4;
   __m256i c00 = _mm256_setzero_si256(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00;
   __m256i c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00;
-  for (int64_t q = 0; q < k; q += a_step, bp += b_step) {
-    const __m256i b0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bp));
-    const __m256i b1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bp) + 1);
-    __m256i av = broadcast_4_bytes(a0 + q);
-    c00 = _mm256_add_epi32(c00, madd(av, b0));
-    c01 = _mm256_add_epi32(c01, madd(av, b1));
-    av = broadcast_4_bytes(a1 + q);
-    c10 = _mm256_add_epi32(c10, madd(av, b0));
-    c11 = _mm256_add_epi32(c11, madd(av, b1));
-    av = broadcast_4_bytes(a2 + q);
-    c20 = _mm256_add_epi32(c20, madd(av, b0));
-    c21 = _mm256_add_epi32(c21, madd(av, b1));
-    av = broadcast_4_bytes(a3 + q);
-    c30 = _mm256_add_epi32(c30, madd(av, b0));
-    c31 = _mm256_add_epi32(c31, madd(av, b1));
-    av = broadcast_4_bytes(a4 + q);
-    c40 = _mm256_add_epi32(c40, madd(av, b0));
-    c41 = _mm256_add_epi32(c41, madd(av, b1));
-    av = broadcast_4_bytes(a5 + q);
-    c50 = _mm256_add_epi32(c50, madd(av, b0));
-    c51 = _mm256_add_epi32(c51, madd(av, b1));
+  for (int64_t s = 0; s < runs; ++s) {
+    const A *a0 = ar[0] + s * run_stride, *a1 = ar[1] + s * run_stride, *a2 = ar[2] + s * run_stride;
+    const A *a3 = ar[3] + s * run_stride, *a4 = ar[4] + s * run_stride, *a5 = ar[5] + s * run_stride;
+    for (int64_t q = 0; q < run_len; q += a_step, bp += b_step) {
+      const __m256i b0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bp));
+      const __m256i b1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bp) + 1);
+      __m256i av = broadcast_4_bytes(a0 + q);
+      c00 = _mm256_add_epi32(c00, madd(av, b0));
+      c01 = _mm256_add_epi32(c01, madd(av, b1));
+      av = broadcast_4_bytes(a1 + q);
+      c10 = _mm256_add_epi32(c10, madd(av, b0));
+      c11 = _mm256_add_epi32(c11, madd(av, b1));
+      av = broadcast_4_bytes(a2 + q);
+      c20 = _mm256_add_epi32(c20, madd(av, b0));
+      c21 = _mm256_add_epi32(c21, madd(av, b1));
+      av = broadcast_4_bytes(a3 + q);
+      c30 = _mm256_add_epi32(c30, madd(av, b0));
+      c31 = _mm256_add_epi32(c31, madd(av, b1));
+      av = broadcast_4_bytes(a4 + q);
+      c40 = _mm256_add_epi32(c40, madd(av, b0));
+      c41 = _mm256_add_epi32(c41, madd(av, b1));
+      av = broadcast_4_bytes(a5 + q);
+      c50 = _mm256_add_epi32(c50, madd(av, b0));
+      c51 = _mm256_add_epi32(c51, madd(av, b1));
+    }
   }
   store_tile_row(c, c00, c01, cols);
   if (rows > 1) store_tile_row(c + ldc, c10, c11, cols);

@@ -10,6 +10,8 @@ namespace qnnpy {
 // into int32, with no int16 intermediate (so no clamp of A is needed).
 void gemm_u8s8_avx512vnni(const uint8_t* a, int64_t m, int64_t kq, const int8_t* b_packed, int64_t n, int32_t* c,
                           int64_t ldc);
+void gemm_u8s8_runs_avx512vnni(const U8RowRuns& a, int64_t m, const int8_t* b_packed, int64_t n, int32_t* c,
+                               int64_t ldc);
 // vpdpwssd on int16 tap pairs: exact, as the AVX2 variant's vpmaddwd + vpaddd.
 void depthwise_row_avx512vnni(const uint8_t* x, const DepthwiseRow& s, bool is_signed, const int16_t* w_pairs,
                               int32_t* acc);

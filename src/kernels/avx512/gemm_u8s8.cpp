@@ -3,7 +3,8 @@
 // saturation: vpdpbusds is the saturating form), so the result is exact for any A,
 // as the scalar twin's int32 sums. One zmm of packed B is one k quad of a block of
 // kGemmNR = 16 columns (pack_b_u8s8's layout). Register tile: 6 rows x up to 4 blocks
-// (64 columns): 24 accumulators, 4 B vectors and one broadcast A quad.
+// (64 columns): 24 accumulators, 4 B vectors and one broadcast A quad. A is dense rows
+// (gemm_u8s8) or rows read in place in runs (gemm_u8s8_runs, the implicit-GEMM conv).
 #include <immintrin.h>
 
 #include <algorithm>
@@ -23,28 +24,30 @@ inline __m512i broadcast_quad(const uint8_t* p) {
   return _mm512_set1_epi32(v);
 }
 
-// `rows` rows of A (kq bytes apart) times `kBlocks` blocks of packed B (block_stride
-// bytes apart); `cols` (<= 16 kBlocks) columns of c are stored. Rows beyond `rows`
-// re-read the last valid row; their results are not stored.
+// `rows` rows of A (row r at ar[r], read as `runs` runs of run_len bytes, run_stride apart)
+// times `kBlocks` blocks of packed B (block_stride bytes apart); `cols` (<= 16 kBlocks)
+// columns of c are stored. ar holds kRows pointers: those beyond `rows` repeat the last
+// valid row; their results are not stored.
 template <int kBlocks>
-void tile(const uint8_t* a, int64_t kq, int rows, const int8_t* bp, int64_t block_stride, int32_t* c, int64_t ldc,
-          int64_t cols) {
-  const uint8_t* ar[kRows];
-  for (int r = 0; r < kRows; ++r) ar[r] = a + std::min(r, rows - 1) * kq;
+void tile(const uint8_t* const* ar, int64_t runs, int64_t run_len, int64_t run_stride, int rows, const int8_t* bp,
+          int64_t block_stride, int32_t* c, int64_t ldc, int64_t cols) {
   __m512i acc[kRows][kBlocks];
 #pragma GCC unroll 6
   for (int r = 0; r < kRows; ++r)
 #pragma GCC unroll 4
     for (int b = 0; b < kBlocks; ++b) acc[r][b] = _mm512_setzero_si512();
-  for (int64_t q = 0; q < kq; q += 4, bp += 64) {
-    __m512i bv[kBlocks];
+  for (int64_t s = 0; s < runs; ++s) {
+    const int64_t offset = s * run_stride;
+    for (int64_t q = 0; q < run_len; q += 4, bp += 64) {
+      __m512i bv[kBlocks];
 #pragma GCC unroll 4
-    for (int b = 0; b < kBlocks; ++b) bv[b] = _mm512_loadu_si512(bp + b * block_stride);
+      for (int b = 0; b < kBlocks; ++b) bv[b] = _mm512_loadu_si512(bp + b * block_stride);
 #pragma GCC unroll 6
-    for (int r = 0; r < kRows; ++r) {
-      const __m512i av = broadcast_quad(ar[r] + q);
+      for (int r = 0; r < kRows; ++r) {
+        const __m512i av = broadcast_quad(ar[r] + offset + q);
 #pragma GCC unroll 4
-      for (int b = 0; b < kBlocks; ++b) acc[r][b] = _mm512_dpbusd_epi32(acc[r][b], av, bv[b]);
+        for (int b = 0; b < kBlocks; ++b) acc[r][b] = _mm512_dpbusd_epi32(acc[r][b], av, bv[b]);
+      }
     }
   }
   // Constant indices throughout keep the accumulators in registers.
@@ -62,24 +65,24 @@ void tile(const uint8_t* a, int64_t kq, int rows, const int8_t* bp, int64_t bloc
   }
 }
 
-void tile_any(int blocks, const uint8_t* a, int64_t kq, int rows, const int8_t* bp, int64_t block_stride, int32_t* c,
-              int64_t ldc, int64_t cols) {
+void tile_any(int blocks, const uint8_t* const* ar, const U8RowRuns& a, int rows, const int8_t* bp,
+              int64_t block_stride, int32_t* c, int64_t ldc, int64_t cols) {
   switch (blocks) {
     case 4:
-      return tile<4>(a, kq, rows, bp, block_stride, c, ldc, cols);
+      return tile<4>(ar, a.runs, a.run_len, a.run_stride, rows, bp, block_stride, c, ldc, cols);
     case 3:
-      return tile<3>(a, kq, rows, bp, block_stride, c, ldc, cols);
+      return tile<3>(ar, a.runs, a.run_len, a.run_stride, rows, bp, block_stride, c, ldc, cols);
     case 2:
-      return tile<2>(a, kq, rows, bp, block_stride, c, ldc, cols);
+      return tile<2>(ar, a.runs, a.run_len, a.run_stride, rows, bp, block_stride, c, ldc, cols);
     default:
-      return tile<1>(a, kq, rows, bp, block_stride, c, ldc, cols);
+      return tile<1>(ar, a.runs, a.run_len, a.run_stride, rows, bp, block_stride, c, ldc, cols);
   }
 }
 
-}  // namespace
-
-void gemm_u8s8_avx512vnni(const uint8_t* a, int64_t m, int64_t kq, const int8_t* b_packed, int64_t n, int32_t* c,
-                          int64_t ldc) {
+// Both entry points: row i of A at row(i).
+template <class RowAt>
+void gemm(RowAt row, const U8RowRuns& a, int64_t m, const int8_t* b_packed, int64_t n, int32_t* c, int64_t ldc) {
+  const int64_t kq = a.runs * a.run_len;
   const int64_t blocks = (n + kGemmNR - 1) / kGemmNR, block_stride = kq * kGemmNR;
   // Rows per panel: keep the A panel (rows x kq bytes) within about 64 KiB.
   const int64_t panel = std::max<int64_t>(kRows, (65536 / std::max<int64_t>(kq, 1)) / kRows * kRows);
@@ -89,11 +92,25 @@ void gemm_u8s8_avx512vnni(const uint8_t* a, int64_t m, int64_t kq, const int8_t*
       const int group = static_cast<int>(std::min<int64_t>(kMaxBlocks, blocks - nb));
       const int64_t cols = std::min<int64_t>(group * kGemmNR, n - nb * kGemmNR);
       for (int64_t i = i0; i < i1; i += kRows) {
-        tile_any(group, a + i * kq, kq, static_cast<int>(std::min<int64_t>(kRows, i1 - i)),
-                 b_packed + nb * block_stride, block_stride, c + i * ldc + nb * kGemmNR, ldc, cols);
+        const int rows = static_cast<int>(std::min<int64_t>(kRows, i1 - i));
+        const uint8_t* ar[kRows];
+        for (int r = 0; r < kRows; ++r) ar[r] = row(i + std::min(r, rows - 1));
+        tile_any(group, ar, a, rows, b_packed + nb * block_stride, block_stride, c + i * ldc + nb * kGemmNR, ldc, cols);
       }
     }
   }
+}
+
+}  // namespace
+
+void gemm_u8s8_avx512vnni(const uint8_t* a, int64_t m, int64_t kq, const int8_t* b_packed, int64_t n, int32_t* c,
+                          int64_t ldc) {
+  gemm([a, kq](int64_t i) { return a + i * kq; }, U8RowRuns{nullptr, 1, kq, 0}, m, b_packed, n, c, ldc);
+}
+
+void gemm_u8s8_runs_avx512vnni(const U8RowRuns& a, int64_t m, const int8_t* b_packed, int64_t n, int32_t* c,
+                               int64_t ldc) {
+  gemm([&a](int64_t i) { return a.rows[i]; }, a, m, b_packed, n, c, ldc);
 }
 
 }  // namespace qnnpy
