@@ -1,6 +1,10 @@
 """Single-image latency: qnnpy integer runtime vs PyTorch fbgemm vs PyTorch qnnpack.
 
-Run: .venv/bin/python -P benchmarks/bench_latency.py [--runs 15] [--out benchmarks/RESULTS.md]
+Run: .venv/bin/python -P benchmarks/bench_latency.py [--runs 15] [--out benchmarks/RESULTS.md] [--avx2]
+
+--avx2 runs every contender on its AVX2 code: qnnpy's avx2 kernel set (QNNPY_ISA), FBGEMM's AVX2
+kernels (FBGEMM_ENABLE_INSTRUCTIONS) and ATen's (ATEN_CPU_CAPABILITY), the way an AVX2-only CPU
+would, on a CPU that has more; it is not a measurement of an AVX2-only CPU.
 
 All figures come from one process and one run: medians of repeated forwards at
 1x3x224x224 (all contenders interleaved round by round), ratios against PyTorch
@@ -19,6 +23,7 @@ import copy
 import os
 import platform
 import statistics
+import sys
 import time
 import warnings
 from typing import Callable
@@ -28,6 +33,10 @@ import torch
 
 import qnnpy
 from qnnpy import _core, zoo
+
+
+# The variables that put each contender on its AVX2 code (--avx2).
+AVX2_ENV = (("QNNPY_ISA", "avx2"), ("FBGEMM_ENABLE_INSTRUCTIONS", "AVX2"), ("ATEN_CPU_CAPABILITY", "avx2"))
 
 
 def cpu_model() -> str:
@@ -169,12 +178,18 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--runs", type=int, default=15)
     parser.add_argument("--out", default=None, help="write the markdown report here as well")
+    parser.add_argument("--avx2", action="store_true", help="run qnnpy, FBGEMM and ATen on their AVX2 code")
     args = parser.parse_args()
+    if args.avx2 and os.environ.get(AVX2_ENV[0][0]) != AVX2_ENV[0][1]:
+        # FBGEMM and ATen read their variables once, at their first call: start again with them set.
+        os.execve(sys.executable, [sys.executable, "-P", *sys.argv], dict(os.environ, **dict(AVX2_ENV)))
     warnings.filterwarnings("ignore")
     peaks = {"u8s8": _core.peak_u8s8_gmacs(0.5), "s16": _core.peak_madd_gmacs(0.5),
              "vnni": _core.peak_vnni_gmacs(0.5)}
+    forced = ", ".join(f"{k}={os.environ[k]}" for k, _ in AVX2_ENV if k in os.environ)
     lines = ["# Benchmarks", "", f"CPU: {cpu_model()} ({_core.default_isa()} kernels), torch {torch.__version__}, "
-             f"median of {args.runs} interleaved rounds after 3 warm-up runs, input 1x3x224x224.", "",
+             f"median of {args.runs} interleaved rounds after 3 warm-up runs, input 1x3x224x224"
+             f"{'; AVX2 code forced: ' + forced if forced else ''}.", "",
              f"Ceilings measured here (register-only loops, one core): {peaks['u8s8']:.1f} GMAC/s for u8 x s8 "
              f"(vpmaddubsw + vpmaddwd + vpaddd), {peaks['s16']:.1f} GMAC/s for int16 (vpmaddwd + vpaddd), "
              f"{peaks['vnni']:.1f} GMAC/s for u8 x s8 with AVX-512 VNNI (vpdpbusd on zmm; 0: not available).", ""]

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "runtime/layout.h"
+#include "runtime/parallel.h"
 
 namespace qnnpy {
 
@@ -70,6 +71,7 @@ void Executor::from_host(int value_id, const HostTensor& t, Buffer& b) const {
 std::vector<HostTensor> Executor::run(const std::vector<const void*>& inputs,
                                       std::map<std::string, HostTensor>* captured, const std::map<int, HostTensor>* feed) {
   std::lock_guard<std::mutex> lock(run_mutex_);
+  wake_workers(threads_);  // while the inputs are copied and the first nodes run
   const Graph& g = *graph_;
   if (inputs.size() != g.inputs().size()) {
     throw std::invalid_argument("runtime: " + std::to_string(g.inputs().size()) + " input(s) expected, got " +

@@ -5,8 +5,15 @@
 #include <chrono>
 #include <condition_variable>
 #include <exception>
+#include <memory>
 #include <mutex>
 #include <thread>
+#include <vector>
+
+#if defined(__linux__)
+#include <pthread.h>
+#include <sched.h>
+#endif
 
 namespace qnnpy {
 namespace {
@@ -17,6 +24,43 @@ thread_local bool in_job = false;  // this thread is running a job's body
 // blocked on a condition variable. A job's work is
 // shared dynamically by its bodies, so a helper that wakes after the caller has
 // finished the work is not needed and does not join.
+// Where a blocked helper wakes up. The scheduler may queue a thread woken from a busy CPU on
+// that CPU (wake-affine placement), behind the caller that woke it, until load balancing moves
+// it, often milliseconds later. On a 2-vCPU VM that made MobileNetV2 with 2 threads slower than
+// with 1 after each pause (the helper joined 9% of the jobs instead of 35%; benchmarks/RESULTS.md).
+// So the caller takes its own CPU out of a blocked helper's allowed CPUs before waking it, and
+// the helper restores them once awake (Linux; elsewhere nothing is steered).
+struct Helper {
+#if defined(__linux__)
+  pthread_t handle{};
+  cpu_set_t allowed{};  // the helper's CPUs when it started
+  bool blocked = false;  // waiting on the condition variable (guarded by the pool's mutex)
+  bool steered = false;  // its CPUs were narrowed for this wake-up (guarded by the pool's mutex)
+
+  void started() { pthread_getaffinity_np(pthread_self(), sizeof allowed, &allowed); }
+  // Caller side, with the pool's mutex held: every allowed CPU but the caller's.
+  void steer_away_from_caller() {
+    if (!blocked) return;
+    const int cpu = sched_getcpu();
+    cpu_set_t others = allowed;
+    if (cpu >= 0 && cpu < CPU_SETSIZE) CPU_CLR(cpu, &others);
+    if (CPU_COUNT(&others) == 0) return;
+    steered = pthread_setaffinity_np(handle, sizeof others, &others) == 0;
+  }
+  // Helper side, awake, with the pool's mutex held.
+  void restore() {
+    if (!steered) return;
+    pthread_setaffinity_np(pthread_self(), sizeof allowed, &allowed);
+    steered = false;
+  }
+#else
+  bool blocked = false;
+  void started() {}
+  void steer_away_from_caller() {}
+  void restore() {}
+#endif
+};
+
 class WorkerPool {
  public:
   void run(int workers, const std::function<void(int)>& body) {
@@ -34,6 +78,7 @@ class WorkerPool {
       const uint64_t job = generation_.load(std::memory_order_relaxed) + 1;
       state_.store(job << 32, std::memory_order_release);  // open, nobody joined
       generation_.store(job, std::memory_order_release);
+      for (const auto& h : helpers_) h->steer_away_from_caller();
     }
     wake_.notify_all();
     std::exception_ptr error;
@@ -58,6 +103,21 @@ class WorkerPool {
     if (error) std::rethrow_exception(error);
   }
 
+  void wake(int workers) {
+    ensure_helpers(workers - 1);
+    {
+      std::lock_guard<std::mutex> lock(m_);
+      bool any_blocked = false;
+      for (const auto& h : helpers_) {
+        any_blocked = any_blocked || h->blocked;
+        h->steer_away_from_caller();
+      }
+      if (!any_blocked) return;
+      pokes_.fetch_add(1, std::memory_order_release);
+    }
+    wake_.notify_all();
+  }
+
  private:
   static constexpr int kSpins = 20000;  // the caller's wait for running helpers, before it yields
   // How long a helper spins for the next job before it blocks. The jobs of one forward pass follow
@@ -73,15 +133,25 @@ class WorkerPool {
   static constexpr uint64_t kJoinedMask = kClosed - 1;
 
   void ensure_helpers(int helpers) {
+    std::lock_guard<std::mutex> lock(m_);
     if (pid_ != getpid()) {  // after fork() the helpers of the parent do not exist here
       pid_ = getpid();
-      helpers_ = 0;
+      helpers_.clear();
     }
-    for (; helpers_ < helpers; ++helpers_) std::thread(&WorkerPool::loop, this, helpers_ + 1, generation_.load()).detach();
+    while (static_cast<int>(helpers_.size()) < helpers) {
+      auto helper = std::make_unique<Helper>();
+      std::thread t(&WorkerPool::loop, this, helper.get(), static_cast<int>(helpers_.size()) + 1, generation_.load());
+#if defined(__linux__)
+      helper->handle = t.native_handle();
+#endif
+      t.detach();
+      helpers_.push_back(std::move(helper));
+    }
   }
 
-  void loop(int id, uint64_t seen) {
+  void loop(Helper* self, int id, uint64_t seen) {
     in_job = true;  // a helper only ever runs job bodies
+    self->started();
     for (;;) {
       uint64_t g = generation_.load(std::memory_order_acquire);
       const auto spin_until = std::chrono::steady_clock::now() + kHelperSpin;
@@ -95,7 +165,16 @@ class WorkerPool {
         // The job's fields are read together with its generation under the lock they
         // are written under, so a slow helper never pairs one job's number with another's body.
         std::unique_lock<std::mutex> lock(m_);
-        if (g == seen) wake_.wait(lock, [&] { return generation_.load(std::memory_order_acquire) != seen; });
+        if (g == seen) {
+          self->blocked = true;
+          const uint64_t pokes = pokes_.load(std::memory_order_acquire);
+          // A poke (wake()) wakes it to spin for the jobs to come; one finds it closed below.
+          wake_.wait(lock, [&] {
+            return generation_.load(std::memory_order_acquire) != seen || pokes_.load(std::memory_order_acquire) != pokes;
+          });
+          self->blocked = false;
+          self->restore();
+        }
         seen = generation_.load(std::memory_order_acquire);
         body = body_;
         workers = workers_;
@@ -125,23 +204,32 @@ class WorkerPool {
   std::mutex m_;
   std::condition_variable wake_;
   std::atomic<uint64_t> generation_{0};
+  std::atomic<uint64_t> pokes_{0};  // wake() calls that found a helper blocked
   std::atomic<uint64_t> state_{0};
   const std::function<void(int)>* body_ = nullptr;
   std::exception_ptr error_;  // the first exception of a helper's body in the current job
   int workers_ = 0;
-  int helpers_ = 0;
+  std::vector<std::unique_ptr<Helper>> helpers_;  // guarded by m_ (the helpers themselves live forever)
   pid_t pid_ = 0;
 };
 
+WorkerPool& pool() {
+  static WorkerPool* pool = new WorkerPool();  // never destroyed: its threads outlive static destruction
+  return *pool;
+}
+
 }  // namespace
 
+void wake_workers(int workers) {
+  if (workers > 1) pool().wake(workers);
+}
+
 void run_on_workers(int workers, const std::function<void(int)>& body) {
-  static WorkerPool* pool = new WorkerPool();  // never destroyed: its threads outlive static destruction
   if (workers <= 1) {
     if (workers == 1) body(0);
     return;
   }
-  pool->run(workers, body);
+  pool().run(workers, body);
 }
 
 }  // namespace qnnpy

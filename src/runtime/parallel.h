@@ -17,6 +17,11 @@ namespace qnnpy {
 // running body has finished.
 void run_on_workers(int workers, const std::function<void(int)>& body);
 
+// Wakes the pool's blocked helpers (creating up to workers - 1 of them) without a job, so that
+// they are spinning, awake, when the jobs of a forward pass come: a blocked helper takes tens of
+// microseconds or more to wake, and a job that finds it asleep runs without it.
+void wake_workers(int workers);
+
 // How many of `threads` workers a job of `work` units should use: one per `min_work_per_worker`
 // units, at least one. A worker costs the job a wake-up and the transfer of its inputs
 // between cores, and on a busy machine it may be preempted while holding a chunk, which
