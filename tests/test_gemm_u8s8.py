@@ -2,7 +2,8 @@
 
 Each graph runs four ways: scalar and AVX2 kernels, each with the u8s8 path allowed
 and with QNNPY_GEMM=s16 (int16 path only). All four must agree at every node, and
-both sets must report the path the input calls for: u8s8 when the bytes are
+the scalar set must report the path the input calls for (the AVX2 set the same, or
+integer Winograd for 3x3 stride-1 convs): u8s8 when the bytes are
 within the layer's bound or only a few exceed it (the excess is added back exactly),
 int16 when many bytes exceed it, when padding would place a zero point above the
 bound in the im2col rows, when w - zw does not fit in int8, and for int8 inputs.
@@ -17,8 +18,13 @@ from qnnpy import _core
 SCALE = 0.05
 
 
-def _run(graph: _core.Graph, x: np.ndarray, monkeypatch) -> tuple[dict, list[str]]:
-    results, kernels = {}, None
+def _run(graph: _core.Graph, x: np.ndarray, monkeypatch, winograd: bool = False) -> tuple[dict, list[str]]:
+    """Every node of the four runs against the scalar int16 one; returns the nodes and the scalar set's kernels.
+
+    The AVX2 set takes the same path, except that with ``winograd`` (a 3x3 stride-1 conv of one group
+    over an even number of channels) it runs integer Winograd instead.
+    """
+    results, kernels = {}, {}
     for gemm in ("auto", "s16"):
         if gemm == "s16":
             monkeypatch.setenv("QNNPY_GEMM", "s16")
@@ -29,18 +35,17 @@ def _run(graph: _core.Graph, x: np.ndarray, monkeypatch) -> tuple[dict, list[str
             _, captured = ex.run([x], True)
             results[(gemm, isa)] = captured
             if gemm == "auto":
-                chosen = [k for k in ex.node_kernels() if k]
-                assert kernels is None or chosen == kernels  # both sets take the same path
-                kernels = chosen
+                kernels[isa] = [k for k in ex.node_kernels() if k]
             if gemm == "s16":
-                assert all(k in ("", "gemm_s16") for k in ex.node_kernels())
+                assert all(k in ("", "gemm_s16", "winograd" if winograd else "gemm_s16") for k in ex.node_kernels())
     monkeypatch.delenv("QNNPY_GEMM", raising=False)
     reference = results[("s16", "scalar")]
     for key, captured in results.items():
         assert captured.keys() == reference.keys()
         for name in reference:
             np.testing.assert_array_equal(captured[name], reference[name], err_msg=f"{name} {key}")
-    return reference, kernels
+    assert kernels["avx2"] == (["winograd"] if winograd else kernels["scalar"])
+    return reference, kernels["scalar"]
 
 
 def _bytes(rng, shape, mode: str) -> np.ndarray:
@@ -74,6 +79,7 @@ CASES = [
     (16, 16, (1, 1), 1, 0, 1, 1, 7, 5),
     (12, 9, (3, 3), 2, 2, 2, 3, 13, 10),
     (8, 40, (1, 3), 1, 0, 1, 2, 6, 17),
+    (18, 24, (3, 3), 1, 1, 1, 1, 11, 13),  # integer Winograd on AVX2, odd output sizes
 ]
 
 
@@ -88,7 +94,8 @@ def test_conv_u8s8_equals_int16(case, input_zp, mode, monkeypatch):
     y = _conv(g, x, rng, cin, cout, k, stride, pad, dil, groups)
     g.mark_output(g.add_node("dequantize", [y], "dq", "dq", "float32"))
     q = _bytes(rng, (2, cin, h, w), mode)
-    captured, kernels = _run(g, _input(q, input_zp), monkeypatch)
+    winograd = k == (3, 3) and stride == 1 and dil == 1 and groups == 1 and cin % 2 == 0
+    captured, kernels = _run(g, _input(q, input_zp), monkeypatch, winograd)
     # A conv of one group, dilation 1 along x and not pointwise (1x1, stride 1, no padding) reads its
     # rows in place in the padded input (kernels.h, U8RowRuns) instead of copying im2col rows.
     in_place = groups == 1 and dil == 1 and not (k == (1, 1) and stride == 1 and pad == 0)
@@ -131,7 +138,7 @@ def test_int16_path_for_int8_inputs(monkeypatch):
     x = g.add_node("quantize", [g.add_input("x", [1, 8, 6, 6])], "q", "q", "int8", SCALE, 0)
     y = _conv(g, x, rng, 8, 8, (3, 3), 1, 1, 1, 1)
     g.mark_output(g.add_node("dequantize", [y], "dq", "dq", "float32"))
-    _, kernels = _run(g, rng.standard_normal((1, 8, 6, 6)).astype(np.float32), monkeypatch)
+    _, kernels = _run(g, rng.standard_normal((1, 8, 6, 6)).astype(np.float32), monkeypatch, winograd=True)
     assert kernels == ["gemm_s16"]
 
 

@@ -29,6 +29,7 @@ void TwinContext::expect_equal(const std::vector<T>& want, const std::vector<T>&
 template void TwinContext::expect_equal(const std::vector<uint8_t>&, const std::vector<uint8_t>&, const std::string&);
 template void TwinContext::expect_equal(const std::vector<int32_t>&, const std::vector<int32_t>&, const std::string&);
 template void TwinContext::expect_equal(const std::vector<int64_t>&, const std::vector<int64_t>&, const std::string&);
+template void TwinContext::expect_equal(const std::vector<int16_t>&, const std::vector<int16_t>&, const std::string&);
 
 int run_twin_checks(Isa isa, uint64_t seed) {
   TwinContext ctx{scalar_kernels(), kernel_set(isa), isa, std::mt19937_64(seed)};
@@ -39,7 +40,8 @@ int run_twin_checks(Isa isa, uint64_t seed) {
                   {"requantize", twin_requantize},
                   {"depthwise", twin_depthwise},
                   {"elementwise", twin_elementwise},
-                  {"pool", twin_pool}};
+                  {"pool", twin_pool},
+                  {"winograd", twin_winograd}};
   for (const auto& f : families) {
     const int before_checks = ctx.checks, before_failures = ctx.failures;
     f.run(ctx);

@@ -35,6 +35,7 @@ void twin_requantize(TwinContext& ctx);
 void twin_depthwise(TwinContext& ctx);
 void twin_elementwise(TwinContext& ctx);
 void twin_pool(TwinContext& ctx);
+void twin_winograd(TwinContext& ctx);
 
 // Runs all twin checks of `isa` against the scalar kernels; returns the number of failures.
 int run_twin_checks(Isa isa, uint64_t seed);

@@ -173,6 +173,26 @@ struct U8RowRuns {
   int64_t runs, run_len, run_stride;
 };
 
+// Integer Winograd F(2x2, 3x3) (runtime/conv_runner.cpp): per channel, a 4x4 input tile d gives
+// 2x2 outputs Y = A^T [U . V] A / 4, V = B^T d B, U = Gs g Gs^T (prepared_layer.cpp) with
+//   B^T = [[1,0,-1,0],[0,1,1,0],[0,-1,1,0],[0,1,0,-1]], Gs = 2 G = [[2,0,0],[1,1,1],[1,-1,1],[0,0,2]],
+//   A^T = [[1,1,1,0],[0,1,-1,-1]]  (Lavin & Gray's F(2x2, 3x3) with G scaled by 2 to stay in integers),
+// so 4 Y is exactly 4 times the conv's sum (x - zx)(w - zw): the wrapping int32 sums of the output
+// transform are exact whenever that fits in int32 (the layer checks it), and >> 2 divides exactly.
+// The 16 transformed planes e = 4 i + j hold one value per (tile, channel), planes `plane` apart.
+// Input: tile t of a row has its top-left byte at x + 2 t c (NHWC, rows row_stride bytes apart,
+// zx at padding); d = x - zx, V[e] (|V| <= 4 * 255, int16) at v + e * plane + t * c + ch.
+// Output: M[e] at m + e * plane + t * n + ch (int32, the GEMM of V[e] and U[e]); Y[dy][dx] at
+// y + dy * y_row + (2 t + dx) * n + ch.
+struct WinogradInput {
+  int64_t tiles, c, row_stride, plane;
+  bool is_signed;
+  int32_t zx;
+};
+struct WinogradOutput {
+  int64_t tiles, n, plane, y_row;
+};
+
 struct KernelSet {
   // c[m][j] = sum_k a[m][k] * b[k][j]; a is m x kp int16 (kp even), b packed by pack_b.
   void (*gemm_s16)(const int16_t* a, int64_t m, int64_t kp, const int16_t* b_packed, int64_t n, int32_t* c, int64_t ldc);
@@ -212,6 +232,12 @@ struct KernelSet {
   // gemm_u8s8 with A read in place (U8RowRuns), for the implicit-GEMM conv; null in the
   // sets that have none (the runtime then copies im2col rows for gemm_u8s8).
   void (*gemm_u8s8_runs)(const U8RowRuns& a, int64_t m, const int8_t* b_packed, int64_t n, int32_t* c, int64_t ldc);
+  // Winograd F(2x2, 3x3) transforms of one row of tiles (WinogradInput / WinogradOutput above).
+  void (*winograd_input)(const uint8_t* x, const WinogradInput& s, int16_t* v);
+  void (*winograd_output)(const int32_t* m, const WinogradOutput& s, int32_t* y);
+  // 3x3 stride-1 convs run Winograd (its 16 int16 GEMMs) rather than the direct GEMM: where the
+  // int16 GEMM is nearly as fast as the u8 x s8 one (AVX2), not where vpdpbusd doubles it.
+  bool winograd_faster;
 };
 
 const KernelSet& kernel_set(Isa isa);

@@ -97,6 +97,75 @@ void run_depthwise(const OpArgs& a, const PreparedLayer& L, int64_t batch, const
   });
 }
 
+// Whether integer Winograd F(2x2, 3x3) pays for this output: its 2x2 tiles may overhang an odd
+// output size, and the overhang is work done for nothing (ResNet-18's 7x7 outputs: 8x8 tiles, 31%
+// more, slower than the direct GEMM on AVX2 in benchmarks/RESULTS.md); at most 20% is accepted.
+bool winograd_pays(const ConvGeometry& g) {
+  const int64_t tiled = 4 * ((g.oh + 1) / 2) * ((g.ow + 1) / 2);
+  return 5 * tiled <= 6 * g.oh * g.ow;
+}
+
+// Integer Winograd F(2x2, 3x3) (kernels.h) in tasks of consecutive tiles of one image: each task
+// pads the input rows its tiles read (zx at the border, and past the image where tiles overhang),
+// transforms them into 16 int16 planes, runs the 16 int16 GEMMs with the prepared U_e, transforms
+// back to the exact accumulators of (x - zx)(w - zw) and requantizes the output pixels.
+void run_winograd(const OpArgs& a, const PreparedLayer& L, int64_t batch, const ConvGeometry& g, const LayerOutput& out,
+                  int threads) {
+  const uint8_t* x = a.in_buf().q.data();
+  const int64_t c = g.cin, n = L.cout, tiles_w = (g.ow + 1) / 2, tiles_h = (g.oh + 1) / 2;
+  const int64_t tiles_per_image = tiles_w * tiles_h, wp = 2 * tiles_w + 2, row_bytes = wp * c;
+  threads = workers_for(batch * g.oh * g.ow * L.k * n, kMinGemmMacsPerWorker, threads);
+  // Tiles per task (the rows of each int16 GEMM, a multiple of its 6-row tile): the 16 planes in and
+  // out (2c + 4n bytes per tile each) within about 384 KiB of L2, and work for every worker.
+  const int64_t by_cache = (384 << 10) / (16 * (2 * c + 4 * n));
+  const int64_t by_workers = (batch * tiles_per_image + threads - 1) / threads;
+  const int64_t task_tiles = std::max<int64_t>(6, std::min(by_cache, by_workers) / 6 * 6);
+  const int64_t tasks_per_image = (tiles_per_image + task_tiles - 1) / task_tiles;
+  const uint8_t zx = static_cast<uint8_t>(L.input_zp);
+  const int64_t per = packed_b_size(c, n);
+  parallel_chunks(batch * tasks_per_image, threads, [&](int64_t task, int) {
+    const int64_t b = task / tasks_per_image, t0 = task % tasks_per_image * task_tiles;
+    const int64_t t1 = std::min(tiles_per_image, t0 + task_tiles), tiles = t1 - t0;
+    const int64_t ty0 = t0 / tiles_w, ty1 = (t1 - 1) / tiles_w + 1, padded_rows = 2 * (ty1 - ty0) + 2;
+    uint8_t* padded = thread_scratch<uint8_t, 3>(static_cast<size_t>(padded_rows * row_bytes));
+    for (int64_t py = 0; py < padded_rows; ++py) {
+      uint8_t* dst = padded + py * row_bytes;
+      const int64_t iy = 2 * ty0 + py - L.ph;
+      std::memset(dst, zx, static_cast<size_t>(row_bytes));
+      if (iy < 0 || iy >= g.h) continue;
+      const int64_t kept = std::min(g.w, wp - L.pw);  // image columns within the padded row
+      std::memcpy(dst + L.pw * c, x + (b * g.h + iy) * g.w * c, static_cast<size_t>(kept * c));
+    }
+    int16_t* v = thread_scratch<int16_t, 0>(static_cast<size_t>(16 * tiles * c));
+    int32_t* m = thread_scratch<int32_t, 0>(static_cast<size_t>(16 * tiles * n));
+    int32_t* y = thread_scratch<int32_t, 1>(static_cast<size_t>(2 * wp * n));
+    // The task's tiles, one tile row's run at a time: tile row ty, columns [tx0, tx1).
+    auto for_each_run = [&](auto fn) {
+      for (int64_t t = t0; t < t1;) {
+        const int64_t ty = t / tiles_w, tx0 = t % tiles_w, tx1 = std::min(tiles_w, tx0 + (t1 - t));
+        fn(ty, tx0, tx1, t - t0);
+        t += tx1 - tx0;
+      }
+    };
+    for_each_run([&](int64_t ty, int64_t tx0, int64_t tx1, int64_t first) {
+      const WinogradInput in{tx1 - tx0, c, row_bytes, tiles * c, a.is_signed(), L.input_zp};
+      a.k.winograd_input(padded + 2 * (ty - ty0) * row_bytes + 2 * tx0 * c, in, v + first * c);
+    });
+    for (int e = 0; e < 16; ++e) {
+      a.k.gemm_s16(v + e * tiles * c, tiles, c, L.winograd_b.data() + e * per, n, m + e * tiles * n, n);
+    }
+    for_each_run([&](int64_t ty, int64_t tx0, int64_t tx1, int64_t first) {
+      const WinogradOutput wo{tx1 - tx0, n, tiles * n, 2 * (tx1 - tx0) * n};
+      a.k.winograd_output(m + first * n, wo, y);
+      const int64_t ox0 = 2 * tx0, ox1 = std::min(g.ow, 2 * tx1);
+      for (int64_t dy = 0; dy < 2 && 2 * ty + dy < g.oh; ++dy) {
+        const int64_t row0 = (b * g.oh + 2 * ty + dy) * g.ow;
+        store(a, L, y + dy * wo.y_row, row0 + ox0, row0 + ox1, 0, n, n, false, out);
+      }
+    });
+  });
+}
+
 // Rows [r0, r1) of the implicit-GEMM conv into c (rows r - r0, leading dimension ldc), columns
 // [j0, j1): per image, the task pads the input rows its output rows read (zx at the border,
 // as im2col_u8 places it), points each output pixel at its window there and runs
@@ -217,6 +286,10 @@ const char* run_weighted(const OpArgs& a, const PreparedLayer& L, bool spatial, 
     return "depthwise";
   }
 
+  if (a.k.winograd_faster && !L.winograd_b.empty() && winograd_pays(g)) {
+    run_winograd(a, L, batch, g, out, threads);
+    return "winograd";
+  }
   return run_gemm(a, L, g, rows, out, threads);
 }
 

@@ -141,6 +141,45 @@ void prepare_u8s8(const Param& w, DType input_dtype, PreparedLayer& L) {
   pack_b_u8s8(b_runs.data(), L.kh * L.run_len, L.cout_per_group, L.packed_b_runs.data());
 }
 
+// The Winograd weights U_e = Gs g Gs^T of each (input, output) channel pair (kernels.h), when every
+// sum of the transform fits in int32: with |x - zx| <= 255, |V| <= 4 * 255, so the GEMM sums are
+// bounded by 1020 sum_ic |U_e| and the output 4 Y by 4 * 255 sum |g|.
+void prepare_winograd(const std::vector<int16_t>& b, PreparedLayer& L) {
+  if (L.kh != 3 || L.kw != 3 || L.sh != 1 || L.sw != 1 || L.dh != 1 || L.dw != 1 || L.groups != 1 ||
+      L.cin_per_group % 2 != 0) {
+    return;
+  }
+  const int64_t cin = L.cin_per_group, cout = L.cout;
+  constexpr int kGs[4][3] = {{2, 0, 0}, {1, 1, 1}, {1, -1, 1}, {0, 0, 2}};
+  std::vector<std::vector<int16_t>> u(16, std::vector<int16_t>(static_cast<size_t>(cin * cout)));
+  for (int64_t j = 0; j < cout; ++j) {
+    int64_t plane_sum[16] = {}, taps_sum = 0;
+    for (int64_t ic = 0; ic < cin; ++ic) {
+      int32_t g[3][3], t[4][3];
+      for (int ky = 0; ky < 3; ++ky)
+        for (int kx = 0; kx < 3; ++kx) {
+          g[ky][kx] = b[((ky * 3 + kx) * cin + ic) * cout + j];
+          if (std::abs(g[ky][kx]) > 255) return;  // keeps |U| <= 9 * 255 within int16
+          taps_sum += std::abs(g[ky][kx]);
+        }
+      for (int i = 0; i < 4; ++i)
+        for (int kx = 0; kx < 3; ++kx) t[i][kx] = kGs[i][0] * g[0][kx] + kGs[i][1] * g[1][kx] + kGs[i][2] * g[2][kx];
+      for (int i = 0; i < 4; ++i)
+        for (int e = 0; e < 4; ++e) {
+          const int32_t value = t[i][0] * kGs[e][0] + t[i][1] * kGs[e][1] + t[i][2] * kGs[e][2];
+          u[4 * i + e][ic * cout + j] = static_cast<int16_t>(value);
+          plane_sum[4 * i + e] += std::abs(value);
+        }
+    }
+    for (int64_t sum : plane_sum)
+      if (1020 * sum > INT32_MAX) return;
+    if (4 * 255 * taps_sum > INT32_MAX) return;
+  }
+  const int64_t per = packed_b_size(cin, cout);
+  L.winograd_b.resize(static_cast<size_t>(16 * per));
+  for (int e = 0; e < 16; ++e) pack_b(u[e].data(), cin, cout, L.winograd_b.data() + e * per);
+}
+
 void prepare_depthwise(const Param& w, PreparedLayer& L) {
   const int64_t taps = L.kh * L.kw;
   std::vector<int16_t> wt(static_cast<size_t>(taps * L.cout));  // (taps, cout)
@@ -193,6 +232,7 @@ void pack_weights(const Param& w, DType input_dtype, PreparedLayer& L) {
   for (int64_t grp = 0; grp < L.groups; ++grp) {
     std::vector<int16_t> b = conv_b_matrix(w, L, grp);  // linear: kh = kw = 1, the same (k, j) layout
     pack_b(b.data(), L.k, L.cout_per_group, L.packed_b.data() + grp * per_group);
+    if (L.groups == 1) prepare_winograd(b, L);
   }
   prepare_u8s8(w, input_dtype, L);
 }

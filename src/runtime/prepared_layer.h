@@ -29,6 +29,10 @@ struct PreparedLayer {
   // B for k = kh * run_len, zero weights at the rounding bytes; empty when that is
   // packed_b_u8s8 itself (no rounding, or one kernel row).
   std::vector<int8_t> packed_b_runs;
+  // Integer Winograd F(2x2, 3x3) (kernels.h): 16 int16 matrices U_e = Gs g Gs^T (cin x cout), each
+  // packed by pack_b. Empty unless the layer is a 3x3 conv of stride 1, dilation 1 and one group
+  // over an even number of channels whose sums provably stay within int32 (prepare_winograd).
+  std::vector<int16_t> winograd_b;
   // Largest x for which every pair sum x1 b[2p][j] + x2 b[2p+1][j] fits in int16:
   // 32767 / max over p, j of (|b[2p][j]| + |b[2p+1][j]|), at most 255.
   int32_t x_bound = 255;

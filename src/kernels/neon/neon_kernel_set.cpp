@@ -1,5 +1,6 @@
 // The two AArch64 kernel sets: NEON, and NEON with the u8 x s8 GEMM on sdot (dot-product extension).
 #include "kernels/neon/neon_kernels.h"
+#include "kernels/scalar/scalar_kernels.h"
 
 namespace qnnpy {
 
@@ -8,7 +9,8 @@ const KernelSet& neon_kernels() {
                               dequantize_neon,  add_float_neon,  add_fixed_neon,     relu_neon,
                               max_pool2d_neon,  adaptive_avg_pool2d_neon, lookup_neon, mul_neon,
                               avg_pool2d_neon,  batch_norm_neon, gemm_u8s8_neon,    clamp_u8_neon,
-                              false,            nullptr};
+                              false,            nullptr,           winograd_input_scalar,
+                              winograd_output_scalar, false};
   return k;
 }
 

@@ -11,6 +11,11 @@ void gemm_u8s8_scalar(const uint8_t* a, int64_t m, int64_t kq, const int8_t* b_p
                       int64_t ldc);
 void gemm_u8s8_runs_scalar(const U8RowRuns& a, int64_t m, const int8_t* b_packed, int64_t n, int32_t* c,
                            int64_t ldc);
+void winograd_input_scalar(const uint8_t* x, const WinogradInput& s, int16_t* v);
+void winograd_output_scalar(const int32_t* m, const WinogradOutput& s, int32_t* y);
+// One tile and channel of each (the SIMD variants' tails).
+void winograd_input_channel(const uint8_t* x, const WinogradInput& s, int64_t t, int64_t ch, int16_t* v);
+void winograd_output_channel(const int32_t* m, const WinogradOutput& s, int64_t t, int64_t ch, int32_t* y);
 int64_t clamp_u8_scalar(const uint8_t* x, int64_t n, uint8_t bound, uint8_t* out, uint8_t* flags);
 void depthwise_row_scalar(const uint8_t* x, const DepthwiseRow& s, bool is_signed, const int16_t* w_pairs,
                         int32_t* acc);
