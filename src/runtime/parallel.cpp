@@ -1,6 +1,6 @@
 #include "runtime/parallel.h"
 
-#include <unistd.h>
+#include <pthread.h>
 
 #include <chrono>
 #include <condition_variable>
@@ -11,7 +11,6 @@
 #include <vector>
 
 #if defined(__linux__)
-#include <pthread.h>
 #include <sched.h>
 #endif
 
@@ -134,10 +133,6 @@ class WorkerPool {
 
   void ensure_helpers(int helpers) {
     std::lock_guard<std::mutex> lock(m_);
-    if (pid_ != getpid()) {  // after fork() the helpers of the parent do not exist here
-      pid_ = getpid();
-      helpers_.clear();
-    }
     while (static_cast<int>(helpers_.size()) < helpers) {
       auto helper = std::make_unique<Helper>();
       std::thread t(&WorkerPool::loop, this, helper.get(), static_cast<int>(helpers_.size()) + 1, generation_.load());
@@ -210,12 +205,25 @@ class WorkerPool {
   std::exception_ptr error_;  // the first exception of a helper's body in the current job
   int workers_ = 0;
   std::vector<std::unique_ptr<Helper>> helpers_;  // guarded by m_ (the helpers themselves live forever)
-  pid_t pid_ = 0;
 };
 
+// The process's pool, never destroyed (its threads outlive static destruction). A child made by fork()
+// gets a new one: the parent's helpers do not exist there, and the inherited condition variable still
+// counts them as waiters, so a broadcast on it would wait for them forever.
+std::atomic<WorkerPool*> the_pool{nullptr};
+
+void forget_pool_after_fork() { the_pool.store(nullptr); }
+
 WorkerPool& pool() {
-  static WorkerPool* pool = new WorkerPool();  // never destroyed: its threads outlive static destruction
-  return *pool;
+  static const int registered = pthread_atfork(nullptr, nullptr, forget_pool_after_fork);
+  (void)registered;
+  WorkerPool* p = the_pool.load(std::memory_order_acquire);
+  if (p == nullptr) {
+    auto* fresh = new WorkerPool();
+    if (the_pool.compare_exchange_strong(p, fresh, std::memory_order_acq_rel)) return *fresh;
+    delete fresh;  // another thread made it first
+  }
+  return *p;
 }
 
 }  // namespace
