@@ -151,3 +151,19 @@ def test_small_weights_raise_the_bound(monkeypatch):
     g.mark_output(g.add_node("dequantize", [y], "dq", "dq", "float32"))
     _, kernels = _run(g, _input(_bytes(rng, (1, 8, 9, 9), "dense"), 255), monkeypatch)
     assert kernels == ["gemm_u8s8_runs"]
+
+
+def test_in_place_runs_pair_weights_differently(monkeypatch):
+    """A 3-channel 3x3 conv reads runs of 12 bytes for 9 (kernels.h, U8RowRuns), so vpmaddubsw pairs its
+    weights (kernel row 1, taps 0 and 1) that im2col's order keeps apart: the input bound must hold for
+    both pairings (found by fuzz_graph_file: AVX2 saturated where the scalar set did not)."""
+    g = _core.Graph()
+    x = g.add_node("quantize", [g.add_input("x", [1, 3, 5, 5])], "q", "q", "uint8", SCALE, 0)
+    w = np.zeros((4, 3, 3, 3), np.int8)
+    w[:, 0, 1, 0] = w[:, 1, 1, 0] = 127  # k = 9 and 10 of im2col's order: pairs (8, 9), (10, 11); runs: (12, 13)
+    config = np.array([2, 1, 1, 1, 1, 1, 1, 0, 0, 1, 0], np.int64)
+    y = g.add_conv2d(x, "conv", "conv", 3, config, w, np.full(4, 1e-3), np.zeros(4, np.int64), 0,
+                     np.zeros(4, np.float32), False, "uint8", 0.5, 0)
+    g.mark_output(g.add_node("dequantize", [y], "dq", "dq", "float32"))
+    _, kernels = _run(g, _input(np.full((1, 3, 5, 5), 255), 0), monkeypatch)
+    assert kernels == ["gemm_s16"]  # every byte above the bound: the int16 path

@@ -27,15 +27,21 @@ void check_gemm_s16(TwinContext& ctx, int64_t m, int64_t k, int64_t n) {
   ctx.expect_equal(want, got, shape_name("gemm_s16", m, k, n));
 }
 
+// A random k x n int8 weight matrix, a third of it -128 (the largest products), packed by pack_b_u8s8.
+std::vector<int8_t> packed_u8s8_weights(TwinContext& ctx, int64_t k, int64_t n) {
+  std::vector<int8_t> b(k * n);
+  for (auto& v : b) v = static_cast<int8_t>(ctx.uniform(0, 3) == 0 ? -128 : ctx.uniform(-128, 127));
+  std::vector<int8_t> packed(packed_b_u8s8_size(k, n));
+  pack_b_u8s8(b.data(), k, n, packed.data());
+  return packed;
+}
+
 void check_gemm_u8s8(TwinContext& ctx, int64_t m, int64_t k, int64_t n, int a_max) {
   const int64_t kq = (k + 3) / 4 * 4;
   std::vector<uint8_t> a(m * kq, 0);
   for (int64_t i = 0; i < m; ++i)
     for (int64_t j = 0; j < k; ++j) a[i * kq + j] = static_cast<uint8_t>(ctx.uniform(0, a_max));
-  std::vector<int8_t> b(k * n);
-  for (auto& v : b) v = static_cast<int8_t>(ctx.uniform(0, 3) == 0 ? -128 : ctx.uniform(-128, 127));
-  std::vector<int8_t> packed(packed_b_u8s8_size(k, n));
-  pack_b_u8s8(b.data(), k, n, packed.data());
+  const std::vector<int8_t> packed = packed_u8s8_weights(ctx, k, n);
   const int64_t ldc = n + 5;
   std::vector<int32_t> want(m * ldc, 7), got(m * ldc, 7);
   ctx.ref.gemm_u8s8(a.data(), m, kq, packed.data(), n, want.data(), ldc);
@@ -50,10 +56,7 @@ void check_gemm_u8s8_runs(TwinContext& ctx, int64_t m, int64_t runs, int64_t run
   const std::vector<uint8_t> buffer = ctx.bytes((runs - 1) * run_stride + run_len + 64, 0, a_max);
   std::vector<const uint8_t*> rows(m);
   for (auto& r : rows) r = buffer.data() + ctx.uniform(0, 64);
-  std::vector<int8_t> b(kq * n);
-  for (auto& v : b) v = static_cast<int8_t>(ctx.uniform(0, 3) == 0 ? -128 : ctx.uniform(-128, 127));
-  std::vector<int8_t> packed(packed_b_u8s8_size(kq, n));
-  pack_b_u8s8(b.data(), kq, n, packed.data());
+  const std::vector<int8_t> packed = packed_u8s8_weights(ctx, kq, n);
   const int64_t ldc = n + 2;
   std::vector<int32_t> want(m * ldc, 7), got(m * ldc, 7);
   const U8RowRuns a{rows.data(), runs, run_len, run_stride};

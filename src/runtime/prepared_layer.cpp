@@ -97,6 +97,19 @@ int32_t raw_x_bias(int32_t ibias, int32_t zx, int32_t colsum) {
   return static_cast<int32_t>(static_cast<uint32_t>(ibias) - static_cast<uint32_t>(zx) * static_cast<uint32_t>(colsum));
 }
 
+// The largest |b[2p][j]| + |b[2p + 1][j]| of a k x cols weight matrix (row-major, k even or its
+// last row paired with 0): the weight pairs whose products vpmaddubsw sums in int16 (u8s8_input.h).
+template <class T>
+int32_t max_pair_sum(const std::vector<T>& b, int64_t k, int64_t cols) {
+  int32_t bound = 0;
+  for (int64_t p = 0; p < k; p += 2)
+    for (int64_t j = 0; j < cols; ++j) {
+      const int32_t second = p + 1 < k ? std::abs(int32_t{b[(p + 1) * cols + j]}) : 0;
+      bound = std::max(bound, std::abs(int32_t{b[p * cols + j]}) + second);
+    }
+  return bound;
+}
+
 // Packs the uint8 x int8 GEMM weights when the layer qualifies (see prepared_layer.h).
 void prepare_u8s8(const Param& w, DType input_dtype, PreparedLayer& L) {
   const char* env = std::getenv("QNNPY_GEMM");
@@ -119,26 +132,28 @@ void prepare_u8s8(const Param& w, DType input_dtype, PreparedLayer& L) {
     for (int64_t j = 0; j < L.cout_per_group; ++j) {
       auto at = [&](int64_t k) { return k < L.k ? int32_t{b[k * L.cout_per_group + j]} : 0; };
       int32_t colsum = 0;
-      for (int64_t k = 0; k < L.k; k += 2) {
-        colsum += at(k) + at(k + 1);
-        pair_bound = std::max(pair_bound, std::abs(at(k)) + std::abs(at(k + 1)));
-      }
+      for (int64_t k = 0; k < L.k; ++k) colsum += at(k);
       L.ibias_raw_x[grp * L.cout_per_group + j] = raw_x_bias(L.ibias[grp * L.cout_per_group + j], L.input_zp, colsum);
+    }
+    pair_bound = std::max(pair_bound, max_pair_sum(b, L.k, L.cout_per_group));
+  }
+  if (L.groups == 1 && L.dw == 1 && !L.pointwise()) {
+    const int64_t span = L.kw * L.cin_per_group;  // the bytes of one kernel row
+    L.run_len = (span + 3) / 4 * 4;
+    if (L.run_len != span && L.kh > 1) {  // otherwise the runs are packed_b_u8s8's rows
+      std::vector<int8_t> b_runs(static_cast<size_t>(L.kh * L.run_len * L.cout_per_group), 0);
+      for (int64_t ky = 0; ky < L.kh; ++ky)
+        for (int64_t t = 0; t < span; ++t)
+          for (int64_t j = 0; j < L.cout_per_group; ++j)
+            b_runs[(ky * L.run_len + t) * L.cout_per_group + j] =
+                static_cast<int8_t>(bs[0][(ky * span + t) * L.cout_per_group + j]);
+      L.packed_b_runs.resize(packed_b_u8s8_size(L.kh * L.run_len, L.cout_per_group));
+      pack_b_u8s8(b_runs.data(), L.kh * L.run_len, L.cout_per_group, L.packed_b_runs.data());
+      // The runs pair the weights differently (a zero after each kernel row): both pairings must fit.
+      pair_bound = std::max(pair_bound, max_pair_sum(b_runs, L.kh * L.run_len, L.cout_per_group));
     }
   }
   L.x_bound = pair_bound == 0 ? 255 : std::min(255, INT16_MAX / pair_bound);
-  if (L.groups != 1 || L.dw != 1 || L.pointwise()) return;
-  const int64_t span = L.kw * L.cin_per_group;  // the bytes of one kernel row
-  L.run_len = (span + 3) / 4 * 4;
-  if (L.run_len == span || L.kh == 1) return;  // the runs are packed_b_u8s8's rows
-  std::vector<int8_t> b_runs(static_cast<size_t>(L.kh * L.run_len * L.cout_per_group), 0);
-  for (int64_t ky = 0; ky < L.kh; ++ky)
-    for (int64_t t = 0; t < span; ++t)
-      for (int64_t j = 0; j < L.cout_per_group; ++j)
-        b_runs[(ky * L.run_len + t) * L.cout_per_group + j] =
-            static_cast<int8_t>(bs[0][(ky * span + t) * L.cout_per_group + j]);
-  L.packed_b_runs.resize(packed_b_u8s8_size(L.kh * L.run_len, L.cout_per_group));
-  pack_b_u8s8(b_runs.data(), L.kh * L.run_len, L.cout_per_group, L.packed_b_runs.data());
 }
 
 // The Winograd weights U_e = Gs g Gs^T of each (input, output) channel pair (kernels.h), when every
