@@ -19,10 +19,6 @@ namespace {
 
 thread_local bool in_job = false;  // this thread is running a job's body
 
-// Helper threads wait for a new job generation: first spinning (kHelperSpin), then
-// blocked on a condition variable. A job's work is
-// shared dynamically by its bodies, so a helper that wakes after the caller has
-// finished the work is not needed and does not join.
 // Where a blocked helper wakes up. The scheduler may queue a thread woken from a busy CPU on
 // that CPU (wake-affine placement), behind the caller that woke it, until load balancing moves
 // it, often milliseconds later. On a 2-vCPU VM that made MobileNetV2 with 2 threads slower than
@@ -60,6 +56,9 @@ struct Helper {
 #endif
 };
 
+// Helper threads wait for a new job generation: first spinning (kHelperSpin), then
+// blocked on a condition variable. A job's work is shared dynamically by its bodies, so
+// a helper that wakes after the caller has finished the work is not needed and does not join.
 class WorkerPool {
  public:
   void run(int workers, const std::function<void(int)>& body) {
@@ -163,7 +162,8 @@ class WorkerPool {
         if (g == seen) {
           self->blocked = true;
           const uint64_t pokes = pokes_.load(std::memory_order_acquire);
-          // A poke (wake()) wakes it to spin for the jobs to come; one finds it closed below.
+          // A poke (wake()) wakes it to spin for the jobs to come: with the generation unchanged it
+          // joins nothing below (the last job is closed; before any job, workers_ is 0).
           wake_.wait(lock, [&] {
             return generation_.load(std::memory_order_acquire) != seen || pokes_.load(std::memory_order_acquire) != pokes;
           });
