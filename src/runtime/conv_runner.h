@@ -1,6 +1,8 @@
 // Runs conv2d and linear nodes on their prepared (packed) weights.
 #pragma once
 
+#include <mutex>
+
 #include "runtime/prepared_op.h"
 #include "runtime/ops/op_args.h"
 #include "runtime/prepared_layer.h"
@@ -26,15 +28,20 @@ struct FloatOutput {
 const char* run_weighted(const OpArgs& a, const PreparedLayer& L, bool spatial, int threads,
                          const FloatOutput* to_float = nullptr);
 
-// A conv2d or linear node with its weights prepared once.
+// A conv2d or linear node with its weights prepared once; a conv2d's Winograd weights at its first
+// run on a kernel set that uses them (a runner belongs to one executor, so to one kernel set).
 class LayerRunner final : public PreparedOp {
  public:
   LayerRunner(const Graph& g, const Node& n, Profile profile, bool spatial)
       : layer_(prepare_layer(g, n, profile)), spatial_(spatial) {}
-  const char* run(const OpArgs& a, int threads) const override { return run_weighted(a, layer_, spatial_, threads); }
+  const char* run(const OpArgs& a, int threads) const override {
+    if (spatial_ && a.k.winograd_faster) std::call_once(winograd_once_, [&] { prepare_winograd(a.graph, a.node, layer_); });
+    return run_weighted(a, layer_, spatial_, threads);
+  }
 
  private:
-  PreparedLayer layer_;
+  mutable PreparedLayer layer_;
+  mutable std::once_flag winograd_once_;
   bool spatial_;
 };
 

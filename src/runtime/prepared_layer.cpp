@@ -156,14 +156,11 @@ void prepare_u8s8(const Param& w, DType input_dtype, PreparedLayer& L) {
   L.x_bound = pair_bound == 0 ? 255 : std::min(255, INT16_MAX / pair_bound);
 }
 
-// The Winograd weights U_e = Gs g Gs^T of each (input, output) channel pair (kernels.h), when every
-// sum of the transform fits in int32: with |x - zx| <= 255, |V| <= 4 * 255, so the GEMM sums are
-// bounded by 1020 sum_ic |U_e| and the output 4 Y by 4 * 255 sum |g|.
-void prepare_winograd(const std::vector<int16_t>& b, PreparedLayer& L) {
-  if (L.kh != 3 || L.kw != 3 || L.sh != 1 || L.sw != 1 || L.dh != 1 || L.dw != 1 || L.groups != 1 ||
-      L.cin_per_group % 2 != 0) {
-    return;
-  }
+// The Winograd weights U_e = Gs g Gs^T of each (input, output) channel pair (kernels.h) of the
+// weight matrix b, when every sum of the transform fits in int32: with |x - zx| <= 255,
+// |V| <= 4 * 255, so the GEMM sums are bounded by 1020 sum_ic |U_e| and the output 4 Y by
+// 4 * 255 sum |g|.
+void pack_winograd(const std::vector<int16_t>& b, PreparedLayer& L) {
   const int64_t cin = L.cin_per_group, cout = L.cout;
   constexpr int kGs[4][3] = {{2, 0, 0}, {1, 1, 1}, {1, -1, 1}, {0, 0, 2}};
   std::vector<std::vector<int16_t>> u(16, std::vector<int16_t>(static_cast<size_t>(cin * cout)));
@@ -247,7 +244,6 @@ void pack_weights(const Param& w, DType input_dtype, PreparedLayer& L) {
   for (int64_t grp = 0; grp < L.groups; ++grp) {
     std::vector<int16_t> b = conv_b_matrix(w, L, grp);  // linear: kh = kw = 1, the same (k, j) layout
     pack_b(b.data(), L.k, L.cout_per_group, L.packed_b.data() + grp * per_group);
-    if (L.groups == 1) prepare_winograd(b, L);
   }
   prepare_u8s8(w, input_dtype, L);
 }
@@ -261,6 +257,14 @@ PreparedLayer prepare_layer(const Graph& g, const Node& n, Profile profile) {
   set_requantization(g, n, profile, L);
   pack_weights(w, g.value(n.inputs[0]).dtype, L);
   return L;
+}
+
+void prepare_winograd(const Graph& g, const Node& n, PreparedLayer& L) {
+  if (L.kh != 3 || L.kw != 3 || L.sh != 1 || L.sw != 1 || L.dh != 1 || L.dw != 1 || L.groups != 1 ||
+      L.cin_per_group % 2 != 0) {
+    return;
+  }
+  pack_winograd(conv_b_matrix(g.node_param(n, "weight"), L, 0), L);
 }
 
 PreparedLayer prepare_float_output_layer(const Graph& g, const Node& n, const Value& x) {

@@ -30,8 +30,8 @@ struct PreparedLayer {
   // packed_b_u8s8 itself (no rounding, or one kernel row).
   std::vector<int8_t> packed_b_runs;
   // Integer Winograd F(2x2, 3x3) (kernels.h): 16 int16 matrices U_e = Gs g Gs^T (cin x cout), each
-  // packed by pack_b. Empty unless the layer is a 3x3 conv of stride 1, dilation 1 and one group
-  // over an even number of channels whose sums provably stay within int32 (prepare_winograd).
+  // packed by pack_b. Empty unless prepare_winograd found the layer a 3x3 conv of stride 1, dilation
+  // 1 and one group over an even number of channels whose sums provably stay within int32.
   std::vector<int16_t> winograd_b;
   // Largest x for which every pair sum x1 b[2p][j] + x2 b[2p+1][j] fits in int16:
   // 32767 / max over p, j of (|b[2p][j]| + |b[2p+1][j]|), at most 255.
@@ -64,6 +64,10 @@ struct PreparedLayer {
 };
 
 PreparedLayer prepare_layer(const Graph& g, const Node& n, Profile profile);
+// Adds winograd_b to a conv2d layer prepared by prepare_layer, when it qualifies. Only for kernel
+// sets that run Winograd (KernelSet::winograd_faster): the 16 matrices take 16/9 of the weights'
+// int16 memory.
+void prepare_winograd(const Graph& g, const Node& n, PreparedLayer& L);
 // A float_conv2d / float_linear node with an int8 weight whose input is the dequantized 8-bit
 // tensor `x`: the same packed weights, no requantization (ibias = 0, so the accumulators are the
 // exact sums (x - zx)(w - zw)), for the integer-accumulating float path (runtime/ops/float_layers.cpp).
