@@ -144,7 +144,10 @@ def test_depthwise_equals_the_dense_conv_with_block_diagonal_weights(dtype, inpu
             ex = _core.Executor(g, profile, isa, 2)
             outs[(isa, groups)] = ex.run([x_in], False)[0][0]
             if groups == c:
-                assert [k for k in ex.node_kernels() if k] == ["depthwise"]
+                # Vector sets run uint8 inputs on the quads of rows, unless AVX2's clamp bound (about
+                # 127 for these weights) is below the zero point that fills the border.
+                quads = isa != "scalar" and dtype == "uint8" and (isa == "avx512vnni" or input_zp < 127)
+                assert [k for k in ex.node_kernels() if k] == ["depthwise_quads" if quads else "depthwise"]
     for key, out in outs.items():
         np.testing.assert_array_equal(out, outs[("scalar", 1)], err_msg=str(key))
 

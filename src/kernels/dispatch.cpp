@@ -178,7 +178,8 @@ const KernelSet& scalar_kernels() {
                               max_pool2d_scalar, adaptive_avg_pool2d_scalar, lookup_scalar, mul_scalar,
                               avg_pool2d_scalar, batch_norm_scalar, gemm_u8s8_scalar, clamp_u8_scalar,
                               false,             gemm_u8s8_runs_scalar, winograd_input_scalar,
-                              winograd_output_scalar, false};
+                              winograd_output_scalar, false,   interleave4_scalar,
+                              depthwise_quads_scalar, false};
   return k;
 }
 
@@ -189,7 +190,8 @@ const KernelSet& avx2_kernels() {
                               max_pool2d_avx2, adaptive_avg_pool2d_avx2, lookup_avx2, mul_avx2,
                               avg_pool2d_avx2, batch_norm_avx2, gemm_u8s8_avx2, clamp_u8_avx2,
                               false,           gemm_u8s8_runs_avx2, winograd_input_avx2,
-                              winograd_output_avx2, true};
+                              winograd_output_avx2, true,      interleave4_avx2,
+                              depthwise_quads_avx2, true};
   return k;
 }
 
@@ -197,10 +199,11 @@ const KernelSet& avx512_vnni_kernels() {
   static const KernelSet k = [] {
     KernelSet s = avx2_kernels();
     s.gemm_u8s8 = gemm_u8s8_avx512vnni;
-    s.gemm_u8s8_exact = true;
+    s.u8s8_exact = true;
     s.gemm_u8s8_runs = gemm_u8s8_runs_avx512vnni;
     s.winograd_faster = false;  // the direct vpdpbusd GEMM does twice the int16 rate
     s.depthwise_row = depthwise_row_avx512vnni;
+    s.depthwise_quads = depthwise_quads_avx512vnni;
     s.add_float = add_float_avx512;
     s.add_fixed = add_fixed_avx512;
     s.max_pool2d = max_pool2d_avx512;

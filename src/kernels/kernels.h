@@ -163,6 +163,26 @@ struct DepthwiseRow {
 // 0 for the missing tap of an odd count. out holds (taps + 1) / 2 * 2 * c values.
 void pack_depthwise_pairs(const int16_t* w, int64_t taps, int64_t c, int16_t* out);
 
+// A depthwise conv over input rows interleaved in quads (runtime/conv_runner.cpp): the kernel
+// rows of a window are taken four at a time (`groups` quads of rows; slots past the window meet
+// zero weights), and interleave4 lays out the four padded input rows of a quad as
+// z[px][ch][j] = row_j[px][ch] (clamped where the set is not u8s8_exact), so that one 32-bit lane holds one channel's four bytes: a u8 x s8
+// dot product of four (vpmaddubsw + vpmaddwd with ones, or vpdpbusd), with no shuffle in the
+// conv's inner loop. Group g's interleaved row starts at z + g * group_stride. `rows` output rows
+// (1 to 4) read the same z with weights w[r] (shift r: for a stride-1 conv the window of the next
+// output row starts one slot further down the quad), laid out w[r][((g * kw + kx) * c + ch) * 4 + j]:
+//   acc[r][ox * c + ch] = sum over g, kx, j of z[g][((ox * sw + kx * dw) * c + ch) * 4 + j] * w[r][...].
+// Exact when every pair sum z[2i] w[2i] + z[2i + 1] w[2i + 1] fits in int16 (AVX2's vpmaddubsw
+// saturates it; the caller clamps the input, runtime/u8s8_input.h), or for any byte where the set is u8s8_exact.
+struct DepthwiseQuads {
+  int64_t c, ow, kw, sw, dw, groups, group_stride;
+};
+// w (taps x c int16, tap-major, each within int8) as the quads of `shifts` output rows:
+// out[(((r * groups + g) * kw + kx) * c + ch) * 4 + j] = w[ky * kw + kx][ch] for ky = 4 g + j - r
+// within [0, kh), else 0. out holds shifts * groups * kw * c * 4 values.
+void pack_depthwise_quads(const int16_t* w, int64_t kh, int64_t kw, int64_t c, int64_t groups, int64_t shifts,
+                          int8_t* out);
+
 // A of gemm_u8s8_runs, read where it lies: row i (of m) is `runs` runs of run_len bytes
 // (a multiple of 4), run s at rows[i] + s * run_stride; B is packed for k = runs * run_len.
 // A conv passes, per output pixel, its window's top-left byte in the padded NHWC input: each
@@ -227,8 +247,9 @@ struct KernelSet {
   // out[i] = min(x[i], bound) (unsigned); flags[b] = 1 when a byte of block b (bytes
   // [kClampBlock * b, kClampBlock * (b + 1)) of x) exceeds bound, else 0. Returns the number of flagged blocks.
   int64_t (*clamp_u8)(const uint8_t* x, int64_t n, uint8_t bound, uint8_t* out, uint8_t* flags);
-  // gemm_u8s8 is exact for any uint8 A (no int16 pair sums): its input needs no clamp.
-  bool gemm_u8s8_exact;
+  // gemm_u8s8, gemm_u8s8_runs and depthwise_quads are exact for any uint8 input (no int16
+  // pair sums): their input needs no clamp.
+  bool u8s8_exact;
   // gemm_u8s8 with A read in place (U8RowRuns), for the implicit-GEMM conv; null in the
   // sets that have none (the runtime then copies im2col rows for gemm_u8s8).
   void (*gemm_u8s8_runs)(const U8RowRuns& a, int64_t m, const int8_t* b_packed, int64_t n, int32_t* c, int64_t ldc);
@@ -238,6 +259,17 @@ struct KernelSet {
   // 3x3 stride-1 convs run Winograd (its 16 int16 GEMMs) rather than the direct GEMM: where the
   // int16 GEMM is nearly as fast as the u8 x s8 one (AVX2), not where vpdpbusd doubles it.
   bool winograd_faster;
+  // out[4 i + j] = min(rows[j][i], bound) for i < n: four rows interleaved byte by byte and
+  // clamped (DepthwiseQuads); flags[j * blocks + b] = 1 when a byte of block b (bytes
+  // [kClampBlock * b, kClampBlock * (b + 1))) of row j exceeds bound, else 0, for the
+  // blocks = ceil(n / kClampBlock) blocks of each row. Returns the number of flagged blocks.
+  int64_t (*interleave4)(const uint8_t* const* rows, int64_t n, uint8_t bound, uint8_t* out, uint8_t* flags);
+  // The depthwise conv of `rows` output rows over interleaved quads of input rows (DepthwiseQuads).
+  void (*depthwise_quads)(const uint8_t* z, const DepthwiseQuads& s, int rows, const int8_t* const* w,
+                          int32_t* const* acc);
+  // Depthwise convs over uint8 inputs run on the quads rather than depthwise_row (the scalar set
+  // keeps depthwise_row, so that comparing sets compares the two ways).
+  bool depthwise_quads_faster;
 };
 
 const KernelSet& kernel_set(Isa isa);

@@ -68,30 +68,134 @@ void store(const OpArgs& a, const PreparedLayer& L, const int32_t* acc, int64_t 
   }
 }
 
+// Output rows [oy0, oy1) of image b by depthwise_row: pads the input rows they read (in the
+// thread's scratch), then per row runs the kernel into acc (ow x c) and requantizes.
+void depthwise_row_range(const OpArgs& a, const PreparedLayer& L, const ConvGeometry& g, int64_t b, int64_t oy0,
+                         int64_t oy1, int32_t* acc, const LayerOutput& out) {
+  const int64_t wp = g.w + 2 * L.pw, c = g.cin;
+  const int64_t window = (L.kh - 1) * L.dh + 1;  // padded rows read by one output row
+  const DepthwiseRow s{c, g.ow, L.kh, L.kw, L.sw, L.dh, L.dw, wp * c};
+  const int64_t py0 = oy0 * L.sh, py1 = (oy1 - 1) * L.sh + window;
+  uint8_t* padded = thread_scratch<uint8_t, 3>(static_cast<size_t>((py1 - py0) * wp * c));
+  pad_rows(a.in_buf().q.data(), b, py0, py1, g, L, padded);
+  for (int64_t oy = oy0; oy < oy1; ++oy) {
+    a.k.depthwise_row(padded + (oy * L.sh - py0) * wp * c, s, a.is_signed(), L.depthwise_pairs.data(), acc);
+    const int64_t row0 = (b * g.oh + oy) * g.ow;
+    store(a, L, acc, row0, row0 + g.ow, 0, c, c, true, out);
+  }
+}
+
 // Each task pads the input rows its output rows read (in its own scratch, so padding
 // takes no serial pass and no job of its own), then runs the row kernel and requantizes.
 void run_depthwise(const OpArgs& a, const PreparedLayer& L, int64_t batch, const ConvGeometry& g, const LayerOutput& out,
                    int threads) {
-  const uint8_t* x = a.in_buf().q.data();
-  const int64_t wp = g.w + 2 * L.pw, c = g.cin;
-  const int64_t window = (L.kh - 1) * L.dh + 1;  // padded rows read by one output row
-  const DepthwiseRow s{c, g.ow, L.kh, L.kw, L.sw, L.dh, L.dw, wp * c};
-  const bool sgn = a.is_signed();
   const int64_t out_rows = batch * g.oh;
-  threads = workers_for(out_rows * g.ow * c * L.kh * L.kw, kMinDepthwiseMacsPerWorker, threads);
+  threads = workers_for(out_rows * g.ow * g.cin * L.kh * L.kw, kMinDepthwiseMacsPerWorker, threads);
   const int64_t rows_per_task = std::max<int64_t>(1, out_rows / (4 * threads));
   parallel_chunks((out_rows + rows_per_task - 1) / rows_per_task, threads, [&](int64_t task, int) {
-    int32_t* acc = thread_scratch<int32_t, 1>(static_cast<size_t>(g.ow * c));
+    int32_t* acc = thread_scratch<int32_t, 1>(static_cast<size_t>(g.ow * g.cin));
     const int64_t r1 = std::min(out_rows, (task + 1) * rows_per_task);
     for (int64_t r = task * rows_per_task; r < r1;) {
-      // The task's output rows within image b, and the padded rows they read.
+      // The task's output rows within image b.
       const int64_t b = r / g.oh, oy0 = r % g.oh, oy1 = std::min(g.oh, oy0 + (r1 - r));
-      const int64_t py0 = oy0 * L.sh, py1 = (oy1 - 1) * L.sh + window;
-      uint8_t* padded = thread_scratch<uint8_t, 3>(static_cast<size_t>((py1 - py0) * wp * c));
-      pad_rows(x, b, py0, py1, g, L, padded);
-      for (int64_t oy = oy0; oy < oy1; ++oy, ++r) {
-        a.k.depthwise_row(padded + (oy * L.sh - py0) * wp * c, s, sgn, L.depthwise_pairs.data(), acc);
-        store(a, L, acc, r * g.ow, (r + 1) * g.ow, 0, c, c, true, out);
+      depthwise_row_range(a, L, g, b, oy0, oy1, acc, out);
+      r += oy1 - oy0;
+    }
+  });
+}
+
+// Whether the quads of interleaved rows serve a depthwise layer on kernel set k: the layer has
+// them (uint8 input, int8 weights) and, where the set clamps their input, zx is within the bound
+// (the border and the rows past the image are zx).
+bool depthwise_quads_run(const KernelSet& k, const PreparedLayer& L) {
+  return k.depthwise_quads_faster && !L.depthwise_quads.empty() && (k.u8s8_exact || L.input_zp <= L.x_bound);
+}
+
+// Puts back what interleave4's clamp took off the flagged blocks of a step's quads: a byte x above
+// the bound in slot j of quad q, at input pixel ix and channel ch, adds (x - bound) * w[r][q][kx][ch][j]
+// to output pixel ox of each row r with ox * sw = ix + pw - kx * dw (the weights are 0 where row r
+// does not read the slot). flags: blocks per slot, the slots of the quads one after another.
+void add_quads_excess(const PreparedLayer& L, const ConvGeometry& g, const uint8_t* const* slots, const uint8_t* flags,
+                      int64_t blocks, int32_t bound, int64_t rows, const int8_t* const* w, int32_t* const* acc) {
+  const int64_t c = g.cin, n = g.w * c;
+  for (int64_t slot = 0; slot < 4 * L.quad_groups; ++slot) {
+    const int64_t q = slot / 4, j = slot % 4;
+    for (int64_t blk = 0; blk < blocks; ++blk) {
+      if (!flags[slot * blocks + blk]) continue;
+      for (int64_t i = blk * kClampBlock; i < n && i < (blk + 1) * kClampBlock; ++i) {
+        const int32_t amount = int32_t{slots[slot][i]} - bound;
+        if (amount <= 0) continue;
+        const int64_t ix = i / c, ch = i % c;
+        for (int64_t kx = 0; kx < L.kw; ++kx) {
+          const int64_t tx = ix + L.pw - kx * L.dw;  // ox * sw
+          if (tx < 0 || tx % L.sw != 0 || tx / L.sw >= g.ow) continue;
+          for (int64_t r = 0; r < rows; ++r)
+            acc[r][tx / L.sw * c + ch] += amount * w[r][((q * L.kw + kx) * c + ch) * 4 + j];
+        }
+      }
+    }
+  }
+}
+
+// The depthwise conv over quads of interleaved rows (kernels.h, DepthwiseQuads). Tasks take steps
+// of L.quad_shifts output rows of one image; a step interleaves (and clamps) the input rows its
+// windows read straight from the input, zx at the border, runs the kernel for the step's rows, puts
+// back the clamped-off excess and requantizes. A step whose input exceeds the bound in more than 1
+// in 8 blocks (8-bit activations that use their whole range) runs depthwise_row instead, since
+// each flagged block costs a scalar pass over its bytes.
+void run_depthwise_quads(const OpArgs& a, const PreparedLayer& L, int64_t batch, const ConvGeometry& g,
+                         const LayerOutput& out, int threads) {
+  const uint8_t* x = a.in_buf().q.data();
+  const int64_t c = g.cin, row_bytes = g.w * c, z_row = 4 * (g.w + 2 * L.pw) * c, border = 4 * L.pw * c;
+  const int64_t shifts = L.quad_shifts, groups = L.quad_groups;
+  const int64_t blocks = (row_bytes + kClampBlock - 1) / kClampBlock;
+  const int32_t bound = a.k.u8s8_exact ? 255 : L.x_bound;
+  const uint8_t zx = static_cast<uint8_t>(L.input_zp);
+  const int64_t steps_per_image = (g.oh + shifts - 1) / shifts, steps = batch * steps_per_image;
+  threads = workers_for(batch * g.oh * g.ow * c * L.kh * L.kw, kMinDepthwiseMacsPerWorker, threads);
+  const int64_t steps_per_task = std::max<int64_t>(1, steps / (4 * threads));
+  const DepthwiseQuads s{c, g.ow, L.kw, L.sw, L.dw, groups, z_row};
+  const int64_t per_shift = groups * L.kw * c * 4;
+  parallel_chunks((steps + steps_per_task - 1) / steps_per_task, threads, [&](int64_t task, int) {
+    int32_t* acc = thread_scratch<int32_t, 1>(static_cast<size_t>(shifts * g.ow * c));
+    uint8_t* z = thread_scratch<uint8_t, 0>(static_cast<size_t>(groups * z_row));
+    uint8_t* flags = thread_scratch<uint8_t, 2>(static_cast<size_t>(4 * groups * blocks));
+    uint8_t* zx_row = thread_scratch<uint8_t, 4>(static_cast<size_t>(row_bytes));
+    const uint8_t** slots = thread_scratch<const uint8_t*, 0>(static_cast<size_t>(4 * groups));
+    std::memset(zx_row, zx, static_cast<size_t>(row_bytes));
+    const int64_t t1 = std::min(steps, (task + 1) * steps_per_task);
+    for (int64_t t = task * steps_per_task; t < t1; ++t) {
+      const int64_t b = t / steps_per_image, oy0 = t % steps_per_image * shifts, rows = std::min(shifts, g.oh - oy0);
+      // Slot j of quad q holds padded row oy0 * sh + (4 q + j) * dh; slots past the last row read
+      // (their weights are 0 for every row computed) repeat it.
+      const int64_t last = (oy0 + rows - 1) * L.sh + (L.kh - 1) * L.dh;
+      int64_t flagged = 0;
+      for (int64_t q = 0; q < groups; ++q) {
+        for (int64_t j = 0; j < 4; ++j) {
+          const int64_t iy = std::min(oy0 * L.sh + (4 * q + j) * L.dh, last) - L.ph;
+          slots[4 * q + j] = iy < 0 || iy >= g.h ? zx_row : x + (b * g.h + iy) * row_bytes;
+        }
+        uint8_t* zq = z + q * z_row;
+        std::memset(zq, zx, static_cast<size_t>(border));
+        std::memset(zq + z_row - border, zx, static_cast<size_t>(border));
+        flagged +=
+            a.k.interleave4(slots + 4 * q, row_bytes, static_cast<uint8_t>(bound), zq + border, flags + 4 * q * blocks);
+      }
+      if (8 * flagged > 4 * groups * blocks) {
+        depthwise_row_range(a, L, g, b, oy0, oy0 + rows, acc, out);
+        continue;
+      }
+      const int8_t* w[4];
+      int32_t* accs[4];
+      for (int64_t r = 0; r < rows; ++r) {
+        w[r] = L.depthwise_quads.data() + r * per_shift;
+        accs[r] = acc + r * g.ow * c;
+      }
+      a.k.depthwise_quads(z, s, static_cast<int>(rows), w, accs);
+      if (flagged) add_quads_excess(L, g, slots, flags, blocks, bound, rows, w, accs);
+      for (int64_t r = 0; r < rows; ++r) {
+        const int64_t row0 = (b * g.oh + oy0 + r) * g.ow;
+        store(a, L, accs[r], row0, row0 + g.ow, 0, c, c, true, out);
       }
     }
   });
@@ -282,6 +386,10 @@ const char* run_weighted(const OpArgs& a, const PreparedLayer& L, bool spatial, 
   }
 
   if (L.depthwise) {
+    if (depthwise_quads_run(a.k, L)) {
+      run_depthwise_quads(a, L, batch, g, out, threads);
+      return "depthwise_quads";
+    }
     run_depthwise(a, L, batch, g, out, threads);
     return "depthwise";
   }

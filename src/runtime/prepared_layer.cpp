@@ -192,7 +192,7 @@ void pack_winograd(const std::vector<int16_t>& b, PreparedLayer& L) {
   for (int e = 0; e < 16; ++e) pack_b(u[e].data(), cin, cout, L.winograd_b.data() + e * per);
 }
 
-void prepare_depthwise(const Param& w, PreparedLayer& L) {
+void prepare_depthwise(const Param& w, DType input_dtype, PreparedLayer& L) {
   const int64_t taps = L.kh * L.kw;
   std::vector<int16_t> wt(static_cast<size_t>(taps * L.cout));  // (taps, cout)
   const int8_t* wd = w.data<int8_t>();
@@ -208,6 +208,19 @@ void prepare_depthwise(const Param& w, PreparedLayer& L) {
   }
   L.depthwise_pairs.resize(static_cast<size_t>((taps + 1) / 2 * 2 * L.cout));
   pack_depthwise_pairs(wt.data(), taps, L.cout, L.depthwise_pairs.data());
+  if (input_dtype != DType::UInt8) return;
+  for (int16_t v : wt)
+    if (v < INT8_MIN || v > INT8_MAX) return;
+  L.quad_groups = (L.kh + 3) / 4;
+  // With stride 1 and dilation 1 the quads' 4 * groups rows hold the windows of this many output rows.
+  L.quad_shifts = L.sh == 1 && L.dh == 1 ? 4 * L.quad_groups - L.kh + 1 : 1;
+  L.depthwise_quads.resize(static_cast<size_t>(L.quad_shifts * L.quad_groups * L.kw * L.cout * 4));
+  pack_depthwise_quads(wt.data(), L.kh, L.kw, L.cout, L.quad_groups, L.quad_shifts, L.depthwise_quads.data());
+  // vpmaddubsw sums the products of slots 0, 1 and of slots 2, 3 in int16.
+  const std::vector<int8_t>& q = L.depthwise_quads;
+  int32_t pair_bound = 0;
+  for (size_t i = 0; i < q.size(); i += 2) pair_bound = std::max(pair_bound, std::abs(q[i]) + std::abs(q[i + 1]));
+  L.x_bound = pair_bound == 0 ? 255 : std::min(255, INT16_MAX / pair_bound);
 }
 
 // Geometry of a conv2d / float_conv2d (OIHW weight) or linear / float_linear (a 1x1 conv over rows).
@@ -236,7 +249,7 @@ void set_geometry(const Node& n, const Param& w, PreparedLayer& L) {
 // The packed weights of every path the layer can take; needs L.ibias and L.input_zp set.
 void pack_weights(const Param& w, DType input_dtype, PreparedLayer& L) {
   if (L.depthwise) {
-    prepare_depthwise(w, L);
+    prepare_depthwise(w, input_dtype, L);
     return;
   }
   const int64_t per_group = packed_b_size(L.k, L.cout_per_group);

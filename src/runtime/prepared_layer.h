@@ -34,10 +34,17 @@ struct PreparedLayer {
   // 1 and one group over an even number of channels whose sums provably stay within int32.
   std::vector<int16_t> winograd_b;
   // Largest x for which every pair sum x1 b[2p][j] + x2 b[2p+1][j] fits in int16:
-  // 32767 / max over p, j of (|b[2p][j]| + |b[2p+1][j]|), at most 255.
+  // 32767 / max over p, j of (|b[2p][j]| + |b[2p+1][j]|), at most 255 (depthwise: over the
+  // pairs of depthwise_quads).
   int32_t x_bound = 255;
   // Depthwise path: w - zw per tap and channel, packed by pack_depthwise_pairs.
   std::vector<int16_t> depthwise_pairs;
+  // The depthwise path over quads of interleaved rows (kernels.h, DepthwiseQuads), prepared when
+  // the input is uint8 and every w - zw fits in int8 (empty otherwise): quad_shifts output rows
+  // share one interleaved z of quad_groups quads of rows (several only for stride 1, dilation 1),
+  // each with its weights packed by pack_depthwise_quads. x_bound covers their pairs.
+  std::vector<int8_t> depthwise_quads;
+  int64_t quad_groups = 0, quad_shifts = 0;
   // For accumulators of raw x (u8s8 GEMM, depthwise): ibias[c] - zx * sum_k b[k][c],
   // wrapping int32, since sum (x - zx) b = sum x b - zx sum b.
   std::vector<int32_t> ibias_raw_x;

@@ -7,7 +7,7 @@ namespace qnnpy {
 bool prepare_u8s8_input(const KernelSet& k, const uint8_t* x, int64_t n, const PreparedLayer& L, U8s8Input& in) {
   if (!L.has_u8s8()) return false;
   in.excess.clear();
-  if (k.gemm_u8s8_exact) {  // any byte is exact: no clamp, no excess
+  if (k.u8s8_exact) {  // any byte is exact: no clamp, no excess
     in.clamped = x;
     return true;
   }

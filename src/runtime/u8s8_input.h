@@ -25,7 +25,7 @@ struct U8s8Input {
     int32_t amount;  // x - bound
   };
   // Thread scratch of the thread that prepared it, or the input itself when the
-  // kernel set's gemm_u8s8 is exact for any byte (KernelSet::gemm_u8s8_exact).
+  // kernel set's gemm_u8s8 is exact for any byte (KernelSet::u8s8_exact).
   const uint8_t* clamped = nullptr;
   std::vector<Excess> excess;
 };

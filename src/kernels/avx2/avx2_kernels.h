@@ -17,6 +17,9 @@ void gemm_u8s8_runs_avx2(const U8RowRuns& a, int64_t m, const int8_t* b_packed, 
 int64_t clamp_u8_avx2(const uint8_t* x, int64_t n, uint8_t bound, uint8_t* out, uint8_t* flags);
 void depthwise_row_avx2(const uint8_t* x, const DepthwiseRow& s, bool is_signed, const int16_t* w_pairs,
                         int32_t* acc);
+int64_t interleave4_avx2(const uint8_t* const* rows, int64_t n, uint8_t bound, uint8_t* out, uint8_t* flags);
+void depthwise_quads_avx2(const uint8_t* z, const DepthwiseQuads& s, int rows, const int8_t* const* w,
+                          int32_t* const* acc);
 void requantize_avx2(const int32_t* acc, int64_t m, int64_t n, int64_t ld_acc, const RequantParams& p, uint8_t* out,
                        int64_t ld_out);
 void quantize_avx2(const float* x, int64_t n, float inv_scale, int32_t zp, int32_t lo, int32_t hi, uint8_t* out);

@@ -15,6 +15,9 @@ void gemm_u8s8_runs_avx512vnni(const U8RowRuns& a, int64_t m, const int8_t* b_pa
 // vpdpwssd on int16 tap pairs: exact, as the AVX2 variant's vpmaddwd + vpaddd.
 void depthwise_row_avx512vnni(const uint8_t* x, const DepthwiseRow& s, bool is_signed, const int16_t* w_pairs,
                               int32_t* acc);
+// vpdpbusd on quads of interleaved rows: exact for any byte, so no clamp of the input.
+void depthwise_quads_avx512vnni(const uint8_t* z, const DepthwiseQuads& s, int rows, const int8_t* const* w,
+                                int32_t* const* acc);
 // zmm forms of the AVX2 kernels of the same names (AVX-512 F/BW/VL), same results bit for bit.
 void add_float_avx512(const uint8_t* a, const uint8_t* b, int64_t n, bool is_signed, const AddFloatParams& p,
                       uint8_t* out);

@@ -19,6 +19,12 @@ void winograd_output_channel(const int32_t* m, const WinogradOutput& s, int64_t 
 int64_t clamp_u8_scalar(const uint8_t* x, int64_t n, uint8_t bound, uint8_t* out, uint8_t* flags);
 void depthwise_row_scalar(const uint8_t* x, const DepthwiseRow& s, bool is_signed, const int16_t* w_pairs,
                         int32_t* acc);
+int64_t interleave4_scalar(const uint8_t* const* rows, int64_t n, uint8_t bound, uint8_t* out, uint8_t* flags);
+void depthwise_quads_scalar(const uint8_t* z, const DepthwiseQuads& s, int rows, const int8_t* const* w,
+                            int32_t* const* acc);
+// Channels [ch0, ch1) of depthwise_quads_scalar (the SIMD variants' tails).
+void depthwise_quads_channels(const uint8_t* z, const DepthwiseQuads& s, int rows, const int8_t* const* w,
+                              int32_t* const* acc, int64_t ch0, int64_t ch1);
 void requantize_scalar(const int32_t* acc, int64_t m, int64_t n, int64_t ld_acc, const RequantParams& p, uint8_t* out,
                        int64_t ld_out);
 void quantize_scalar(const float* x, int64_t n, float inv_scale, int32_t zp, int32_t lo, int32_t hi, uint8_t* out);
