@@ -11,8 +11,8 @@ All figures come from one process and one run: medians of repeated forwards at
 measured in the same run, 2-thread scaling, the
 load average while measuring, time per kernel kind, and per-layer GMAC/s of the
 slowest convs against the measured ceiling of the kernel each used (register-only
-loops: vpdpbusd on zmm for gemm_u8s8 under the avx512vnni kernels, vpmaddubsw +
-vpmaddwd + vpaddd for gemm_u8s8 under avx2, vpmaddwd + vpaddd for gemm_s16 and
+loops: vpdpbusd on zmm for gemm_u8s8 and depthwise_quads under the avx512vnni kernels,
+vpmaddubsw + vpmaddwd + vpaddd for them under avx2, vpmaddwd + vpaddd for gemm_s16 and
 depthwise).
 """
 from __future__ import annotations
@@ -158,7 +158,8 @@ def bench_model(name: str, model: torch.nn.Module, runs: int, peaks: dict[str, f
     for i in sorted(macs, key=lambda i: -seconds[i])[:10]:
         rate = macs[i] / seconds[i] / 1e9
         u8s8_peak = peaks["vnni"] if _core.default_isa() == "avx512vnni" else peaks["u8s8"]
-        peak = u8s8_peak if kernels[i].startswith("gemm_u8s8") else peaks["s16"]
+        u8s8 = kernels[i].startswith("gemm_u8s8") or kernels[i] == "depthwise_quads"
+        peak = u8s8_peak if u8s8 else peaks["s16"]
         lines.append(f"| {nodes[i]['source']} | {kernels[i]} | {macs[i] / 1e9:.3f} | {seconds[i] * 1e3:.2f} | {rate:.1f} | "
                      f"{rate / peak:.0%} |")
     lines.append("")

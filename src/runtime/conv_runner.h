@@ -9,14 +9,16 @@
 
 namespace qnnpy {
 
-// Depthwise convs use the direct depthwise kernel; 3x3 stride-1 convs integer Winograd
+// Depthwise convs use the direct depthwise kernels: over quads of interleaved rows where the
+// kernel set prefers them (KernelSet::depthwise_quads_faster) and the layer has them (uint8
+// input, int8 weights), depthwise_row otherwise; 3x3 stride-1 convs integer Winograd
 // where the kernel set prefers it (KernelSet::winograd_faster) and the layer allows it;
 // all others a GEMM in tasks of rows (and, when rows are few, column blocks) split over
 // up to `threads` workers: one per 2^21 multiply-adds (GEMM) or 200 * 2^10 (depthwise),
 // at least one. The GEMM is uint8 x int8 when the layer has that path and this input
 // cannot saturate its int16 pair sums (its rows read in place for convs where the kernel
 // set can, im2col copies otherwise), exact int16 otherwise. Returns the kernel used:
-// "depthwise", "winograd", "gemm_u8s8_runs", "gemm_u8s8" or "gemm_s16". `spatial`: a
+// "depthwise_quads", "depthwise", "winograd", "gemm_u8s8_runs", "gemm_u8s8" or "gemm_s16". `spatial`: a
 // conv2d node (NCHW input), otherwise a linear one (rows of the last axis).
 // With `to_float` (a layer prepared by prepare_float_output_layer), the accumulators are not
 // requantized but scaled to float32 into the output's Buffer::f (NCHW for a conv, rows for a

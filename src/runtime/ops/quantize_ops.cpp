@@ -1,15 +1,37 @@
+#include <algorithm>
+
 #include "runtime/layout.h"
 #include "runtime/ops/runners.h"
+#include "runtime/scratch.h"
 
 namespace qnnpy {
 
+// Rank-4 tensors are quantized in blocks of pixels, one channel plane's block at a time into a
+// small scratch, and written to their NHWC places from there with sequential writes.
 void run_quantize(const OpArgs& a) {
   const Value& out = a.out();
   const int64_t count = a.out_count();
-  std::vector<uint8_t> q(count);
-  a.k.quantize(a.in_buf().f.data(), count, 1.0f / out.q.scale[0], out.q.zero_point[0], dtype_min(out.dtype),
-               dtype_max(out.dtype), q.data());
-  a.out_buf().q = to_storage(std::move(q), out.shape);
+  const float* x = a.in_buf().f.data();
+  const float inv_scale = 1.0f / out.q.scale[0];
+  const int32_t zp = out.q.zero_point[0], lo = dtype_min(out.dtype), hi = dtype_max(out.dtype);
+  std::vector<uint8_t>& q = a.out_buf().q;
+  q.resize(static_cast<size_t>(count));  // every element is written below
+  if (out.shape.size() != 4) {
+    a.k.quantize(x, count, inv_scale, zp, lo, hi, q.data());
+    return;
+  }
+  const int64_t n = out.shape[0], c = out.shape[1], hw = out.shape[2] * out.shape[3];
+  constexpr int64_t kBlock = 256;  // pixels per block: c blocks of bytes stay in L1
+  uint8_t* block = thread_scratch<uint8_t, 0>(static_cast<size_t>(c * kBlock));
+  for (int64_t b = 0; b < n; ++b)
+    for (int64_t p0 = 0; p0 < hw; p0 += kBlock) {
+      const int64_t pixels = std::min(kBlock, hw - p0);
+      for (int64_t ch = 0; ch < c; ++ch)
+        a.k.quantize(x + (b * c + ch) * hw + p0, pixels, inv_scale, zp, lo, hi, block + ch * kBlock);
+      uint8_t* dst = q.data() + (b * hw + p0) * c;
+      for (int64_t p = 0; p < pixels; ++p)
+        for (int64_t ch = 0; ch < c; ++ch) *dst++ = block[ch * kBlock + p];
+    }
 }
 
 void run_dequantize(const OpArgs& a) {
