@@ -62,7 +62,7 @@ void check(TwinContext& ctx, int64_t m, int64_t n, bool fixed) {
 void twin_requantize(TwinContext& ctx) {
   for (int rep = 0; rep < 4; ++rep)
     for (int64_t m : {1, 3, 7})
-      for (int64_t n : {1, 3, 4, 8, 15, 16, 17, 33, 64})
+      for (int64_t n : {1, 3, 4, 8, 15, 16, 17, 24, 33, 48, 56, 64, 150})
         for (bool fixed : {false, true}) check(ctx, m, n, fixed);
 }
 
