@@ -27,7 +27,8 @@ void check(TwinContext& ctx, int64_t c, int64_t ow, int64_t kh, int64_t kw, int6
 void check_interleave4(TwinContext& ctx, int64_t n, uint8_t bound) {
   std::vector<std::vector<uint8_t>> rows;
   for (int j = 0; j < 4; ++j) rows.push_back(ctx.bytes(n, 0, ctx.uniform(0, 1) ? 255 : bound));
-  const uint8_t* const ptrs[4] = {rows[0].data(), rows[1].data(), rows[2].data(), rows[3].data()};
+  const uint8_t* ptrs[4] = {rows[0].data(), rows[1].data(), rows[2].data(), rows[3].data()};
+  if (ctx.uniform(0, 2) == 0) ptrs[ctx.uniform(0, 3)] = nullptr;  // a slot of zeros
   const int64_t blocks = (n + kClampBlock - 1) / kClampBlock;
   std::vector<uint8_t> want(4 * n), got(4 * n), want_flags(4 * blocks), got_flags(4 * blocks);
   const int64_t want_count = ctx.ref.interleave4(ptrs, n, bound, want.data(), want_flags.data());

@@ -260,7 +260,7 @@ struct KernelSet {
   // int16 GEMM is nearly as fast as the u8 x s8 one (AVX2), not where vpdpbusd doubles it.
   bool winograd_faster;
   // out[4 i + j] = min(rows[j][i], bound) for i < n: four rows interleaved byte by byte and
-  // clamped (DepthwiseQuads); flags[j * blocks + b] = 1 when a byte of block b (bytes
+  // clamped (DepthwiseQuads); a null row gives zeros (a slot whose weights are all 0); flags[j * blocks + b] = 1 when a byte of block b (bytes
   // [kClampBlock * b, kClampBlock * (b + 1))) of row j exceeds bound, else 0, for the
   // blocks = ceil(n / kClampBlock) blocks of each row. Returns the number of flagged blocks.
   int64_t (*interleave4)(const uint8_t* const* rows, int64_t n, uint8_t bound, uint8_t* out, uint8_t* flags);

@@ -167,13 +167,13 @@ void run_depthwise_quads(const OpArgs& a, const PreparedLayer& L, int64_t batch,
     for (int64_t t = task * steps_per_task; t < t1; ++t) {
       const int64_t b = t / steps_per_image, oy0 = t % steps_per_image * shifts, rows = std::min(shifts, g.oh - oy0);
       // Slot j of quad q holds padded row oy0 * sh + (4 q + j) * dh; slots past the last row read
-      // (their weights are 0 for every row computed) repeat it.
+      // (their weights are 0 for every row computed) hold zeros.
       const int64_t last = (oy0 + rows - 1) * L.sh + (L.kh - 1) * L.dh;
       int64_t flagged = 0;
       for (int64_t q = 0; q < groups; ++q) {
         for (int64_t j = 0; j < 4; ++j) {
-          const int64_t iy = std::min(oy0 * L.sh + (4 * q + j) * L.dh, last) - L.ph;
-          slots[4 * q + j] = iy < 0 || iy >= g.h ? zx_row : x + (b * g.h + iy) * row_bytes;
+          const int64_t py = oy0 * L.sh + (4 * q + j) * L.dh, iy = py - L.ph;
+          slots[4 * q + j] = py > last ? nullptr : iy < 0 || iy >= g.h ? zx_row : x + (b * g.h + iy) * row_bytes;
         }
         uint8_t* zq = z + q * z_row;
         std::memset(zq, zx, static_cast<size_t>(border));

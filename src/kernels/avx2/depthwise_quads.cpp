@@ -68,6 +68,53 @@ void rows_block8(const uint8_t* z, const DepthwiseQuads& s, const int8_t* w0, co
   block8<0, kTwo>(z, s, w0, w1, a0, a1, ch);
 }
 
+// kClamp: the bound is below 255 (otherwise no byte exceeds it and nothing is compared).
+template <bool kClamp>
+int64_t interleave4_blocks(const uint8_t* const* rows, int64_t n, uint8_t bound, uint8_t* out, uint8_t* flags) {
+  static_assert(kClampBlock == 32, "one AVX2 vector per block");
+  // In-lane unpacks interleave the low and the high 8 bytes of each 128-bit lane. Taking the
+  // dwords in the order 0 2 4 6 | 1 3 5 7 first makes the two unpack rounds (bytes, then byte
+  // pairs) come out in channel order: channels 0-7, 8-15, 16-23, 24-31 as four quads each.
+  const __m256i order = _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7);
+  const __m256i vb = _mm256_set1_epi8(static_cast<char>(bound));
+  const int64_t blocks = (n + kClampBlock - 1) / kClampBlock;
+  int64_t flagged = 0, b = 0;
+  for (; (b + 1) * kClampBlock <= n; ++b) {
+    const int64_t i = b * kClampBlock;
+    __m256i v[4];
+    for (int j = 0; j < 4; ++j) {
+      bool over = false;
+      if (rows[j] == nullptr) {
+        v[j] = _mm256_setzero_si256();
+      } else if (kClamp) {
+        const __m256i x = load(rows[j] + i);
+        v[j] = _mm256_permutevar8x32_epi32(_mm256_min_epu8(x, vb), order);
+        over = _mm256_movemask_epi8(_mm256_cmpeq_epi8(x, _mm256_min_epu8(x, vb))) != -1;
+      } else {
+        v[j] = _mm256_permutevar8x32_epi32(load(rows[j] + i), order);
+      }
+      flags[j * blocks + b] = over;
+      flagged += over;
+    }
+    const __m256i ab_lo = _mm256_unpacklo_epi8(v[0], v[1]), ab_hi = _mm256_unpackhi_epi8(v[0], v[1]);
+    const __m256i cd_lo = _mm256_unpacklo_epi8(v[2], v[3]), cd_hi = _mm256_unpackhi_epi8(v[2], v[3]);
+    __m256i* o = reinterpret_cast<__m256i*>(out + 4 * i);
+    _mm256_storeu_si256(o, _mm256_unpacklo_epi16(ab_lo, cd_lo));
+    _mm256_storeu_si256(o + 1, _mm256_unpackhi_epi16(ab_lo, cd_lo));
+    _mm256_storeu_si256(o + 2, _mm256_unpacklo_epi16(ab_hi, cd_hi));
+    _mm256_storeu_si256(o + 3, _mm256_unpackhi_epi16(ab_hi, cd_hi));
+  }
+  if (b < blocks) {  // the last, partial block
+    const int64_t i = b * kClampBlock;
+    const uint8_t* rest[4];
+    for (int j = 0; j < 4; ++j) rest[j] = rows[j] ? rows[j] + i : nullptr;
+    uint8_t last[4];
+    flagged += interleave4_scalar(rest, n - i, bound, out + 4 * i, last);
+    for (int j = 0; j < 4; ++j) flags[j * blocks + b] = last[j];
+  }
+  return flagged;
+}
+
 }  // namespace
 
 void depthwise_quads_avx2(const uint8_t* z, const DepthwiseQuads& s, int rows, const int8_t* const* w,
@@ -85,41 +132,8 @@ void depthwise_quads_avx2(const uint8_t* z, const DepthwiseQuads& s, int rows, c
 }
 
 int64_t interleave4_avx2(const uint8_t* const* rows, int64_t n, uint8_t bound, uint8_t* out, uint8_t* flags) {
-  static_assert(kClampBlock == 32, "one AVX2 vector per block");
-  // In-lane unpacks interleave the low and the high 8 bytes of each 128-bit lane. Taking the
-  // dwords in the order 0 2 4 6 | 1 3 5 7 first makes the two unpack rounds (bytes, then byte
-  // pairs) come out in channel order: channels 0-7, 8-15, 16-23, 24-31 as four quads each.
-  const __m256i order = _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7);
-  const __m256i vb = _mm256_set1_epi8(static_cast<char>(bound));
-  const int64_t blocks = (n + kClampBlock - 1) / kClampBlock;
-  int64_t flagged = 0, b = 0;
-  for (; (b + 1) * kClampBlock <= n; ++b) {
-    const int64_t i = b * kClampBlock;
-    __m256i v[4];
-    for (int j = 0; j < 4; ++j) {
-      const __m256i x = load(rows[j] + i);
-      v[j] = _mm256_min_epu8(x, vb);
-      const bool over = _mm256_movemask_epi8(_mm256_cmpeq_epi8(x, v[j])) != -1;
-      flags[j * blocks + b] = over;
-      flagged += over;
-      v[j] = _mm256_permutevar8x32_epi32(v[j], order);
-    }
-    const __m256i ab_lo = _mm256_unpacklo_epi8(v[0], v[1]), ab_hi = _mm256_unpackhi_epi8(v[0], v[1]);
-    const __m256i cd_lo = _mm256_unpacklo_epi8(v[2], v[3]), cd_hi = _mm256_unpackhi_epi8(v[2], v[3]);
-    __m256i* o = reinterpret_cast<__m256i*>(out + 4 * i);
-    _mm256_storeu_si256(o, _mm256_unpacklo_epi16(ab_lo, cd_lo));
-    _mm256_storeu_si256(o + 1, _mm256_unpackhi_epi16(ab_lo, cd_lo));
-    _mm256_storeu_si256(o + 2, _mm256_unpacklo_epi16(ab_hi, cd_hi));
-    _mm256_storeu_si256(o + 3, _mm256_unpackhi_epi16(ab_hi, cd_hi));
-  }
-  if (b < blocks) {  // the last, partial block
-    const int64_t i = b * kClampBlock;
-    const uint8_t* const rest[4] = {rows[0] + i, rows[1] + i, rows[2] + i, rows[3] + i};
-    uint8_t last[4];
-    flagged += interleave4_scalar(rest, n - i, bound, out + 4 * i, last);
-    for (int j = 0; j < 4; ++j) flags[j * blocks + b] = last[j];
-  }
-  return flagged;
+  if (bound == 255) return interleave4_blocks<false>(rows, n, bound, out, flags);
+  return interleave4_blocks<true>(rows, n, bound, out, flags);
 }
 
 }  // namespace qnnpy

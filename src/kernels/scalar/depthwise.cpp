@@ -25,8 +25,9 @@ int64_t interleave4_scalar(const uint8_t* const* rows, int64_t n, uint8_t bound,
     for (int64_t b = 0; b < blocks; ++b) {
       bool over = false;
       for (int64_t i = b * kClampBlock; i < n && i < (b + 1) * kClampBlock; ++i) {
-        over |= rows[j][i] > bound;
-        out[4 * i + j] = rows[j][i] > bound ? bound : rows[j][i];
+        const uint8_t x = rows[j] ? rows[j][i] : 0;
+        over |= x > bound;
+        out[4 * i + j] = x > bound ? bound : x;
       }
       flags[j * blocks + b] = over;
       flagged += over;
