@@ -47,6 +47,9 @@ struct OutQuant {
 
   uint8_t operator()(float y) const {
     const double q = static_cast<double>(std::nearbyint(y * inv_scale)) + zp;
+    // NaN (a constant row with eps 0: 0 * inf) has no integer value; x86's conversion gives
+    // INT32_MIN, which the clamp takes to lo, as in PyTorch's vectorized quantize on x86.
+    if (std::isnan(q)) return static_cast<uint8_t>(lo);
     return static_cast<uint8_t>(static_cast<int32_t>(std::clamp<double>(q, lo, hi)));
   }
 };
