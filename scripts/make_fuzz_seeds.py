@@ -6,7 +6,8 @@ models of tests/pt2e_models.py (float ops, a quantized mean), quantized on gener
 fixed seeds:
 
 - graph_file: each model converted with ``qnnpy.from_torch`` and saved (the bytes of
-  ``graph.qnnpy``); the atheris harness of saved modules uses the same files;
+  ``graph.qnnpy``), and a few graphs built in the IR (``ir_graphs``); the atheris harness of
+  saved modules uses the same files;
 - packed_state: each quantized conv / transposed conv / linear layer of those models
   as the record fuzz/packed_state.cpp reads (its packed state as qnnpy's reader
   extracts it, and the layer's input and output quantization seen in a forward pass);
@@ -116,6 +117,20 @@ def pt2e_graphs() -> dict[str, tuple[torch.fx.GraphModule, tuple[torch.Tensor]]]
     return graphs
 
 
+def ir_graphs() -> dict[str, bytes]:
+    """Graphs built directly in the IR, for paths no small test model takes: a stride-1 depthwise
+    conv over uint8 inputs (zero point 0, after a ReLU), which the x86 sets run on quads of rows."""
+    rng = np.random.default_rng(4)
+    g = qnnpy._core.Graph()
+    x = g.add_node("quantize", [g.add_input("x", [1, 16, 10, 9])], "quant", "quant", "uint8", 0.05, 0)
+    config = np.array([2, 1, 1, 1, 1, 1, 1, 0, 0, 16, 0], np.int64)  # 3x3, stride 1, padding 1, 16 groups
+    y = g.add_conv2d(x, "body.dw", "body_dw", 3, config, rng.integers(-128, 128, (16, 1, 3, 3), dtype=np.int8),
+                     rng.uniform(1e-3, 5e-2, 16), np.zeros(16, np.int64), 0, rng.standard_normal(16).astype(np.float32),
+                     True, "uint8", 0.1, 0)
+    g.mark_output(g.add_node("dequantize", [y], "dequant", "dequant", "float32"))
+    return {"depthwise_stride1_quads.qnnpy": g.serialize()}
+
+
 def write(target: str, files: dict[str, bytes]) -> None:
     folder = CORPUS / target
     folder.mkdir(parents=True, exist_ok=True)
@@ -142,6 +157,7 @@ def main() -> None:
         graphs[f"{name}.qnnpy"] = qnnpy.from_torch(model, inputs)._graph.serialize()
     for name, (model, inputs) in pt2e_graphs().items():  # float ops, float_mean
         graphs[f"{name}.qnnpy"] = qnnpy.from_torch(model, inputs)._graph.serialize()
+    graphs.update(ir_graphs())
     write("graph_file", graphs)
     write("packed_state", layers)
     write("torchscript_archive", archives)

@@ -143,11 +143,8 @@ def test_depthwise_equals_the_dense_conv_with_block_diagonal_weights(dtype, inpu
             g.mark_output(g.add_node("dequantize", [y], "dq", "dq", "float32"))
             ex = _core.Executor(g, profile, isa, 2)
             outs[(isa, groups)] = ex.run([x_in], False)[0][0]
-            if groups == c:
-                # Vector sets run uint8 inputs on the quads of rows, unless AVX2's clamp bound (about
-                # 127 for these weights) is below the zero point that fills the border.
-                quads = isa != "scalar" and dtype == "uint8" and (isa == "avx512vnni" or input_zp < 127)
-                assert [k for k in ex.node_kernels() if k] == ["depthwise_quads" if quads else "depthwise"]
+            if groups == c:  # stride 2: the row kernel on every set
+                assert [k for k in ex.node_kernels() if k] == ["depthwise"]
     for key, out in outs.items():
         np.testing.assert_array_equal(out, outs[("scalar", 1)], err_msg=str(key))
 

@@ -10,7 +10,7 @@
 namespace qnnpy {
 
 // Depthwise convs use the direct depthwise kernels: over quads of interleaved rows where the
-// kernel set prefers them (KernelSet::depthwise_quads_faster) and the layer has them (uint8
+// kernel set prefers them (KernelSet::depthwise_quads_faster) and the layer has them (stride 1, uint8
 // input, int8 weights), depthwise_row otherwise; 3x3 stride-1 convs integer Winograd
 // where the kernel set prefers it (KernelSet::winograd_faster) and the layer allows it;
 // all others a GEMM in tasks of rows (and, when rows are few, column blocks) split over

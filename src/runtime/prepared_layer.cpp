@@ -208,12 +208,13 @@ void prepare_depthwise(const Param& w, DType input_dtype, PreparedLayer& L) {
   }
   L.depthwise_pairs.resize(static_cast<size_t>((taps + 1) / 2 * 2 * L.cout));
   pack_depthwise_pairs(wt.data(), taps, L.cout, L.depthwise_pairs.data());
-  if (input_dtype != DType::UInt8) return;
+  // Stride 1 only: with stride 2 the quads were no faster than the row kernel (benchmarks/RESULTS.md).
+  if (input_dtype != DType::UInt8 || L.sh != 1) return;
   for (int16_t v : wt)
     if (v < INT8_MIN || v > INT8_MAX) return;
   L.quad_groups = (L.kh + 3) / 4;
-  // With stride 1 and dilation 1 the quads' 4 * groups rows hold the windows of this many output rows.
-  L.quad_shifts = L.sh == 1 && L.dh == 1 ? 4 * L.quad_groups - L.kh + 1 : 1;
+  // With dilation 1 the quads' 4 * groups rows hold the windows of this many output rows.
+  L.quad_shifts = L.dh == 1 ? 4 * L.quad_groups - L.kh + 1 : 1;
   L.depthwise_quads.resize(static_cast<size_t>(L.quad_shifts * L.quad_groups * L.kw * L.cout * 4));
   pack_depthwise_quads(wt.data(), L.kh, L.kw, L.cout, L.quad_groups, L.quad_shifts, L.depthwise_quads.data());
   // vpmaddubsw sums the products of slots 0, 1 and of slots 2, 3 in int16.

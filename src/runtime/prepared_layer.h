@@ -39,9 +39,9 @@ struct PreparedLayer {
   int32_t x_bound = 255;
   // Depthwise path: w - zw per tap and channel, packed by pack_depthwise_pairs.
   std::vector<int16_t> depthwise_pairs;
-  // The depthwise path over quads of interleaved rows (kernels.h, DepthwiseQuads), prepared when
-  // the input is uint8 and every w - zw fits in int8 (empty otherwise): quad_shifts output rows
-  // share one interleaved z of quad_groups quads of rows (several only for stride 1, dilation 1),
+  // The depthwise path over quads of interleaved rows (kernels.h, DepthwiseQuads), prepared for
+  // stride 1 along y when the input is uint8 and every w - zw fits in int8 (empty otherwise):
+  // quad_shifts output rows share one interleaved z of quad_groups quads of rows (several only for dilation 1),
   // each with its weights packed by pack_depthwise_quads. x_bound covers their pairs.
   std::vector<int8_t> depthwise_quads;
   int64_t quad_groups = 0, quad_shifts = 0;
