@@ -49,8 +49,10 @@ void check_quads(TwinContext& ctx, int64_t c, int64_t ow, int64_t kw, int64_t sw
   std::vector<std::vector<int8_t>> w;
   for (int r = 0; r < rows; ++r) {
     w.emplace_back(groups * kw * c * 4);
-    for (auto& v : w.back())
-      v = static_cast<int8_t>(small_weights ? ctx.uniform(-64, 63) : ctx.uniform(0, 3) == 0 ? -128 : ctx.uniform(-128, 127));
+    for (auto& v : w.back()) {
+      const int64_t extreme = ctx.uniform(0, 3) == 0 ? -128 : ctx.uniform(-128, 127);
+      v = static_cast<int8_t>(small_weights ? ctx.uniform(-64, 63) : extreme);
+    }
   }
   std::vector<std::vector<int32_t>> want(rows, std::vector<int32_t>(ow * c)), got = want;
   const int8_t* wp[4];

@@ -164,16 +164,18 @@ struct DepthwiseRow {
 void pack_depthwise_pairs(const int16_t* w, int64_t taps, int64_t c, int16_t* out);
 
 // A depthwise conv over input rows interleaved in quads (runtime/conv_runner.cpp): the kernel
-// rows of a window are taken four at a time (`groups` quads of rows; slots past the window meet
-// zero weights), and interleave4 lays out the four padded input rows of a quad as
-// z[px][ch][j] = row_j[px][ch] (clamped where the set is not u8s8_exact), so that one 32-bit lane holds one channel's four bytes: a u8 x s8
-// dot product of four (vpmaddubsw + vpmaddwd with ones, or vpdpbusd), with no shuffle in the
-// conv's inner loop. Group g's interleaved row starts at z + g * group_stride. `rows` output rows
-// (1 to 4) read the same z with weights w[r] (shift r: for a stride-1 conv the window of the next
-// output row starts one slot further down the quad), laid out w[r][((g * kw + kx) * c + ch) * 4 + j]:
+// rows of a window are taken four at a time (`groups` quads of rows, dh apart; slots past the
+// window meet zero weights), and interleave4 lays out the four padded input rows of a quad as
+// z[px][ch][j] = row_j[px][ch] (clamped where the set is not u8s8_exact), so that one 32-bit lane
+// holds one channel's four bytes: a u8 x s8 dot product of four (vpmaddubsw + vpmaddwd with ones,
+// or vpdpbusd), with no shuffle in the conv's inner loop. Group g's interleaved row starts at
+// z + g * group_stride. `rows` output rows (1 to 4) read the same z with weights w[r] (shift r: for
+// a stride-1 conv the window of the next output row starts one slot further down the quad), laid
+// out w[r][((g * kw + kx) * c + ch) * 4 + j]:
 //   acc[r][ox * c + ch] = sum over g, kx, j of z[g][((ox * sw + kx * dw) * c + ch) * 4 + j] * w[r][...].
 // Exact when every pair sum z[2i] w[2i] + z[2i + 1] w[2i + 1] fits in int16 (AVX2's vpmaddubsw
-// saturates it; the caller clamps the input, runtime/u8s8_input.h), or for any byte where the set is u8s8_exact.
+// saturates it; the caller clamps the input as for the GEMM, runtime/u8s8_input.h), or for any
+// byte where the set is u8s8_exact.
 struct DepthwiseQuads {
   int64_t c, ow, kw, sw, dw, groups, group_stride;
 };
@@ -260,15 +262,16 @@ struct KernelSet {
   // int16 GEMM is nearly as fast as the u8 x s8 one (AVX2), not where vpdpbusd doubles it.
   bool winograd_faster;
   // out[4 i + j] = min(rows[j][i], bound) for i < n: four rows interleaved byte by byte and
-  // clamped (DepthwiseQuads); a null row gives zeros (a slot whose weights are all 0); flags[j * blocks + b] = 1 when a byte of block b (bytes
-  // [kClampBlock * b, kClampBlock * (b + 1))) of row j exceeds bound, else 0, for the
-  // blocks = ceil(n / kClampBlock) blocks of each row. Returns the number of flagged blocks.
+  // clamped (DepthwiseQuads); a null row gives zeros (a slot whose weights are all 0).
+  // flags[j * blocks + b] = 1 when a byte of block b (bytes [kClampBlock * b, kClampBlock * (b + 1)))
+  // of row j exceeds bound, else 0, for the blocks = ceil(n / kClampBlock) blocks of each row.
+  // Returns the number of flagged blocks.
   int64_t (*interleave4)(const uint8_t* const* rows, int64_t n, uint8_t bound, uint8_t* out, uint8_t* flags);
   // The depthwise conv of `rows` output rows over interleaved quads of input rows (DepthwiseQuads).
   void (*depthwise_quads)(const uint8_t* z, const DepthwiseQuads& s, int rows, const int8_t* const* w,
                           int32_t* const* acc);
-  // Depthwise convs over uint8 inputs run on the quads rather than depthwise_row (the scalar set
-  // keeps depthwise_row, so that comparing sets compares the two ways).
+  // Depthwise convs of stride 1 over uint8 inputs run on the quads rather than depthwise_row (the
+  // scalar set keeps depthwise_row, so that comparing sets compares the two ways).
   bool depthwise_quads_faster;
 };
 
