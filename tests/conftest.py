@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import torch
 
-from qnnpy import zoo
+from qnnpy import _core, zoo
 
 warnings.filterwarnings("ignore", message=".*quantized tensor creation functions.*")
 
@@ -19,6 +19,16 @@ def _fbgemm_engine():
     torch.set_num_threads(1)
     yield
     torch.backends.quantized.engine = "fbgemm"
+
+
+@pytest.fixture(params=[
+    "avx2",
+    pytest.param("avx512vnni", marks=pytest.mark.skipif(not _core.cpu_has_avx512_vnni(),
+                                                        reason="this CPU (or OS) has no AVX-512 VNNI")),
+])
+def vector_isa(request) -> str:
+    """Each x86 vector kernel set, compared with the scalar one (AVX-512 VNNI where the CPU has it)."""
+    return request.param
 
 
 @pytest.fixture(scope="session")

@@ -12,16 +12,6 @@ import pytest
 from qnnpy import _core
 
 
-@pytest.fixture(params=[
-    "avx2",
-    pytest.param("avx512vnni", marks=pytest.mark.skipif(not _core.cpu_has_avx512_vnni(),
-                                                        reason="this CPU (or OS) has no AVX-512 VNNI")),
-])
-def vector_isa(request) -> str:
-    """A kernel set that runs depthwise convs on the quads."""
-    return request.param
-
-
 def _depthwise_graph(c: int, shape: tuple[int, int, int], kernel: tuple[int, int], stride: int | tuple[int, int],
                      pad: int, dil: int, weight: np.ndarray, input_dtype: str, input_zp: int,
                      rng: np.random.Generator) -> _core.Graph:

@@ -14,16 +14,6 @@ import pytest
 from qnnpy import _core
 
 
-@pytest.fixture(params=[
-    "avx2",
-    pytest.param("avx512vnni", marks=pytest.mark.skipif(not _core.cpu_has_avx512_vnni(),
-                                                        reason="this CPU (or OS) has no AVX-512 VNNI")),
-])
-def vector_isa(request) -> str:
-    """The vector kernel set compared with the scalar one."""
-    return request.param
-
-
 def _run_both(graph: _core.Graph, x: np.ndarray, profile: str, vector_isa: str) -> None:
     outs = {}
     for isa in ("scalar", vector_isa):
