@@ -163,6 +163,10 @@ void run_depthwise_quads(const OpArgs& a, const PreparedLayer& L, int64_t batch,
     uint8_t* zx_row = thread_scratch<uint8_t, 4>(static_cast<size_t>(row_bytes));
     const uint8_t** slots = thread_scratch<const uint8_t*, 0>(static_cast<size_t>(4 * groups));
     std::memset(zx_row, zx, static_cast<size_t>(row_bytes));
+    for (int64_t q = 0; q < groups; ++q) {  // the border of every quad's row: zx, the same for every step
+      std::memset(z + q * z_row, zx, static_cast<size_t>(border));
+      std::memset(z + (q + 1) * z_row - border, zx, static_cast<size_t>(border));
+    }
     const int64_t t1 = std::min(steps, (task + 1) * steps_per_task);
     for (int64_t t = task * steps_per_task; t < t1; ++t) {
       const int64_t b = t / steps_per_image, oy0 = t % steps_per_image * shifts, rows = std::min(shifts, g.oh - oy0);
@@ -175,11 +179,8 @@ void run_depthwise_quads(const OpArgs& a, const PreparedLayer& L, int64_t batch,
           const int64_t py = oy0 * L.sh + (4 * q + j) * L.dh, iy = py - L.ph;
           slots[4 * q + j] = py > last ? nullptr : iy < 0 || iy >= g.h ? zx_row : x + (b * g.h + iy) * row_bytes;
         }
-        uint8_t* zq = z + q * z_row;
-        std::memset(zq, zx, static_cast<size_t>(border));
-        std::memset(zq + z_row - border, zx, static_cast<size_t>(border));
-        flagged +=
-            a.k.interleave4(slots + 4 * q, row_bytes, static_cast<uint8_t>(bound), zq + border, flags + 4 * q * blocks);
+        flagged += a.k.interleave4(slots + 4 * q, row_bytes, static_cast<uint8_t>(bound), z + q * z_row + border,
+                                   flags + 4 * q * blocks);
       }
       if (8 * flagged > 4 * groups * blocks) {
         depthwise_row_range(a, L, g, b, oy0, oy0 + rows, acc, out);

@@ -110,6 +110,9 @@ int32_t max_pair_sum(const std::vector<T>& b, int64_t k, int64_t cols) {
   return bound;
 }
 
+// PreparedLayer::x_bound for the largest weight pair sum of a layer's u8 x s8 path.
+int32_t x_bound_for(int32_t pair_bound) { return pair_bound == 0 ? 255 : std::min(255, INT16_MAX / pair_bound); }
+
 // Packs the uint8 x int8 GEMM weights when the layer qualifies (see prepared_layer.h).
 void prepare_u8s8(const Param& w, DType input_dtype, PreparedLayer& L) {
   const char* env = std::getenv("QNNPY_GEMM");
@@ -153,7 +156,7 @@ void prepare_u8s8(const Param& w, DType input_dtype, PreparedLayer& L) {
       pair_bound = std::max(pair_bound, max_pair_sum(b_runs, L.kh * L.run_len, L.cout_per_group));
     }
   }
-  L.x_bound = pair_bound == 0 ? 255 : std::min(255, INT16_MAX / pair_bound);
+  L.x_bound = x_bound_for(pair_bound);
 }
 
 // The Winograd weights U_e = Gs g Gs^T of each (input, output) channel pair (kernels.h) of the
@@ -217,11 +220,9 @@ void prepare_depthwise(const Param& w, DType input_dtype, PreparedLayer& L) {
   L.quad_shifts = L.dh == 1 ? 4 * L.quad_groups - L.kh + 1 : 1;
   L.depthwise_quads.resize(static_cast<size_t>(L.quad_shifts * L.quad_groups * L.kw * L.cout * 4));
   pack_depthwise_quads(wt.data(), L.kh, L.kw, L.cout, L.quad_groups, L.quad_shifts, L.depthwise_quads.data());
-  // vpmaddubsw sums the products of slots 0, 1 and of slots 2, 3 in int16.
-  const std::vector<int8_t>& q = L.depthwise_quads;
-  int32_t pair_bound = 0;
-  for (size_t i = 0; i < q.size(); i += 2) pair_bound = std::max(pair_bound, std::abs(q[i]) + std::abs(q[i + 1]));
-  L.x_bound = pair_bound == 0 ? 255 : std::min(255, INT16_MAX / pair_bound);
+  // vpmaddubsw sums the products of slots 0, 1 and of slots 2, 3 in int16: the pairs of one column.
+  const int64_t slots = static_cast<int64_t>(L.depthwise_quads.size());
+  L.x_bound = x_bound_for(max_pair_sum(L.depthwise_quads, slots, 1));
 }
 
 // Geometry of a conv2d / float_conv2d (OIHW weight) or linear / float_linear (a 1x1 conv over rows).

@@ -46,9 +46,9 @@ int64_t interleave4_blocks(const uint8_t* const* rows, int64_t n, uint8_t bound,
       if (rows[j] == nullptr) {
         v[j] = _mm256_setzero_si256();
       } else if (kClamp) {
-        const __m256i x = load(rows[j] + i);
-        v[j] = _mm256_permutevar8x32_epi32(_mm256_min_epu8(x, vb), order);
-        over = _mm256_movemask_epi8(_mm256_cmpeq_epi8(x, _mm256_min_epu8(x, vb))) != -1;
+        const __m256i x = load(rows[j] + i), clamped = _mm256_min_epu8(x, vb);
+        over = _mm256_movemask_epi8(_mm256_cmpeq_epi8(x, clamped)) != -1;
+        v[j] = _mm256_permutevar8x32_epi32(clamped, order);
       } else {
         v[j] = _mm256_permutevar8x32_epi32(load(rows[j] + i), order);
       }
