@@ -99,12 +99,17 @@ void twin_gemm(TwinContext& ctx) {
   // Several row panels (about 64 KiB of A each), the last ones partial.
   check_gemm_u8s8(ctx, 130, 1200, 17, a_max);
   check_gemm_s16(ctx, 70, 1100, 17);
+  // Column blocks in several groups of several blocks (the SIMD GEMMs group blocks by the size of
+  // their packed B, and run each row tile over a group's blocks).
+  check_gemm_u8s8(ctx, 20, 256, 100, a_max);
+  check_gemm_u8s8(ctx, 20, 128, 200, a_max);
   for (int64_t n : {1, 31, 32, 33, 100, 1000}) check_clamp(ctx, n);
   if (ctx.simd.gemm_u8s8_runs != nullptr) {
     for (int64_t m : {1, 5, 6, 7, 13, 100})
       for (int64_t runs : {1, 3, 7})
         for (int64_t run_len : {4, 24, 196})
           for (int64_t n : {1, 17, 64, 65}) check_gemm_u8s8_runs(ctx, m, runs, run_len, n, a_max);
+    check_gemm_u8s8_runs(ctx, 13, 2, 128, 200, a_max);
   }
 }
 

@@ -17,12 +17,83 @@
 namespace qnnpy {
 namespace {
 
-// vpmaddubsw then vpmaddwd with ones: each int32 lane sums the four products of a uint8 quad.
+// One row of a k step: broadcast row r's quad, vpmaddubsw with both B vectors (columns 0-7 in
+// ymm1, 8-15 read from memory), vpmaddwd with the ones in ymm0, added to the row's accumulators.
+#define QNNPY_U8S8_ROW(r, lo, hi)                  \
+  "mov 8*" #r "(%[ar]), %[p]\n\t"                  \
+  "vpbroadcastd (%[p],%[q]), %%ymm2\n\t"           \
+  "vpmaddubsw %%ymm1, %%ymm2, %%ymm3\n\t"          \
+  "vpmaddwd %%ymm0, %%ymm3, %%ymm3\n\t"            \
+  "vpaddd %%ymm3, %%ymm" #lo ", %%ymm" #lo "\n\t"  \
+  "vpmaddubsw 32(%[bp]), %%ymm2, %%ymm3\n\t"       \
+  "vpmaddwd %%ymm0, %%ymm3, %%ymm3\n\t"            \
+  "vpaddd %%ymm3, %%ymm" #hi ", %%ymm" #hi "\n\t"
+
+#define QNNPY_U8S8_STORE(r, lo, hi)         \
+  "mov 8*" #r "(%[out]), %[p]\n\t"          \
+  "vmovdqu %%ymm" #lo ", (%[p])\n\t"        \
+  "vmovdqu %%ymm" #hi ", 32(%[p])\n\t"
+
+// One tile of 6 rows x 16 columns in assembly: in intrinsics it needs 17 vector registers (12
+// accumulators, two B vectors, the broadcast quad, a product and the ones), and GCC kept some
+// accumulators on the stack, loading and storing them every k step. Here the second B vector is a
+// memory operand and the accumulators are ymm4-ymm15. Row r of A is read at ar[r] + s * run_stride
+// in `runs` runs of run_len bytes; the 16 int32 results of row r are stored at out[r].
+void tile_asm(const uint8_t* const* ar, int64_t runs, int64_t run_len, int64_t run_stride, const int8_t* bp,
+              int32_t* const* out) {
+  int64_t off = 0, q, end;
+  const uint8_t* p;
+  asm volatile(
+      "vpxor %%xmm4, %%xmm4, %%xmm4\n\t"
+      "vpxor %%xmm5, %%xmm5, %%xmm5\n\t"
+      "vpxor %%xmm6, %%xmm6, %%xmm6\n\t"
+      "vpxor %%xmm7, %%xmm7, %%xmm7\n\t"
+      "vpxor %%xmm8, %%xmm8, %%xmm8\n\t"
+      "vpxor %%xmm9, %%xmm9, %%xmm9\n\t"
+      "vpxor %%xmm10, %%xmm10, %%xmm10\n\t"
+      "vpxor %%xmm11, %%xmm11, %%xmm11\n\t"
+      "vpxor %%xmm12, %%xmm12, %%xmm12\n\t"
+      "vpxor %%xmm13, %%xmm13, %%xmm13\n\t"
+      "vpxor %%xmm14, %%xmm14, %%xmm14\n\t"
+      "vpxor %%xmm15, %%xmm15, %%xmm15\n\t"
+      "vpcmpeqw %%ymm0, %%ymm0, %%ymm0\n\t"
+      "vpsrlw $15, %%ymm0, %%ymm0\n\t"  // int16 ones
+      "1:\n\t"                           // runs: q walks [off, off + run_len)
+      "mov %[off], %[q]\n\t"
+      "lea (%[off],%[len]), %[end]\n\t"
+      "2:\n\t"
+      "vmovdqu (%[bp]), %%ymm1\n\t"
+      QNNPY_U8S8_ROW(0, 4, 5) QNNPY_U8S8_ROW(1, 6, 7) QNNPY_U8S8_ROW(2, 8, 9)
+      QNNPY_U8S8_ROW(3, 10, 11) QNNPY_U8S8_ROW(4, 12, 13) QNNPY_U8S8_ROW(5, 14, 15)
+      "add $64, %[bp]\n\t"
+      "add $4, %[q]\n\t"
+      "cmp %[end], %[q]\n\t"
+      "jl 2b\n\t"
+      "add %[stride], %[off]\n\t"
+      "dec %[runs]\n\t"
+      "jnz 1b\n\t"
+      QNNPY_U8S8_STORE(0, 4, 5) QNNPY_U8S8_STORE(1, 6, 7) QNNPY_U8S8_STORE(2, 8, 9)
+      QNNPY_U8S8_STORE(3, 10, 11) QNNPY_U8S8_STORE(4, 12, 13) QNNPY_U8S8_STORE(5, 14, 15)
+      : [bp] "+r"(bp), [off] "+r"(off), [runs] "+r"(runs), [q] "=&r"(q), [end] "=&r"(end), [p] "=&r"(p)
+      : [ar] "r"(ar), [out] "r"(out), [len] "r"(run_len), [stride] "r"(run_stride)
+      : "memory", "cc", "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", "xmm10",
+        "xmm11", "xmm12", "xmm13", "xmm14", "xmm15");
+}
+
+#undef QNNPY_U8S8_ROW
+#undef QNNPY_U8S8_STORE
+
+// A tile stored into c (rows x cols of it): full rows of 16 columns are stored in place, the
+// others go through a buffer.
 void tile(const uint8_t* const* ar, const U8RowRuns& a, int rows, const int8_t* bp, int32_t* c, int64_t ldc,
           int64_t cols) {
-  const __m256i ones = _mm256_set1_epi16(1);
-  gemm_tile(ar, a.runs, a.run_len, a.run_stride, rows, bp, c, ldc, cols,
-            [ones](__m256i av, __m256i b) { return _mm256_madd_epi16(_mm256_maddubs_epi16(av, b), ones); });
+  alignas(32) int32_t spare[kGemmMR][kGemmNR];
+  int32_t* out[kGemmMR];
+  const bool full = cols == kGemmNR;
+  for (int r = 0; r < kGemmMR; ++r) out[r] = full && r < rows ? c + r * ldc : spare[r];
+  tile_asm(ar, a.runs, a.run_len, a.run_stride, bp, out);
+  if (full) return;
+  for (int r = 0; r < rows; ++r) std::memcpy(c + r * ldc, spare[r], cols * sizeof(int32_t));
 }
 
 // Both entry points: row i of A at row(i).
@@ -31,16 +102,22 @@ void gemm(RowAt row, const U8RowRuns& a, int64_t m, const int8_t* b_packed, int6
   const int64_t kq = a.runs * a.run_len, blocks = (n + kGemmNR - 1) / kGemmNR;
   // Rows per panel: keep the A panel (rows x kq bytes) within about 64 KiB.
   const int64_t panel = std::max<int64_t>(kGemmMR, (65536 / std::max<int64_t>(kq, 1)) / kGemmMR * kGemmMR);
+  // Column blocks per group: the group's packed B within about 16 KiB of L1. A row tile runs over
+  // all blocks of a group before the next tile, so that with a small k (few steps per tile) its row
+  // pointers are set once for several blocks; with a large k a group is one block held in L1.
+  const int64_t group = std::max<int64_t>(1, 16384 / std::max<int64_t>(kq * kGemmNR, 1));
   for (int64_t i0 = 0; i0 < m; i0 += panel) {
     const int64_t i1 = std::min(m, i0 + panel);
-    for (int64_t nb = 0; nb < blocks; ++nb) {
-      const int8_t* bp = b_packed + nb * kq * kGemmNR;
-      const int64_t cols = std::min<int64_t>(kGemmNR, n - nb * kGemmNR);
+    for (int64_t g0 = 0; g0 < blocks; g0 += group) {
+      const int64_t g1 = std::min(blocks, g0 + group);
       for (int64_t i = i0; i < i1; i += kGemmMR) {
         const int rows = static_cast<int>(std::min<int64_t>(kGemmMR, i1 - i));
         const uint8_t* ar[kGemmMR];
         for (int r = 0; r < kGemmMR; ++r) ar[r] = row(i + std::min(r, rows - 1));
-        tile(ar, a, rows, bp, c + i * ldc + nb * kGemmNR, ldc, cols);
+        for (int64_t nb = g0; nb < g1; ++nb) {
+          const int64_t cols = std::min<int64_t>(kGemmNR, n - nb * kGemmNR);
+          tile(ar, a, rows, b_packed + nb * kq * kGemmNR, c + i * ldc + nb * kGemmNR, ldc, cols);
+        }
       }
     }
   }

@@ -86,16 +86,23 @@ void gemm(RowAt row, const U8RowRuns& a, int64_t m, const int8_t* b_packed, int6
   const int64_t blocks = (n + kGemmNR - 1) / kGemmNR, block_stride = kq * kGemmNR;
   // Rows per panel: keep the A panel (rows x kq bytes) within about 64 KiB.
   const int64_t panel = std::max<int64_t>(kRows, (65536 / std::max<int64_t>(kq, 1)) / kRows * kRows);
+  // Column blocks per group (a multiple of the tile's kMaxBlocks): the group's packed B within about
+  // 16 KiB of L1. A row tile runs over all tiles of a group before the next row tile (see the AVX2 GEMM).
+  const int64_t group = kMaxBlocks * std::max<int64_t>(1, 16384 / std::max<int64_t>(block_stride * kMaxBlocks, 1));
   for (int64_t i0 = 0; i0 < m; i0 += panel) {
     const int64_t i1 = std::min(m, i0 + panel);
-    for (int64_t nb = 0; nb < blocks; nb += kMaxBlocks) {
-      const int group = static_cast<int>(std::min<int64_t>(kMaxBlocks, blocks - nb));
-      const int64_t cols = std::min<int64_t>(group * kGemmNR, n - nb * kGemmNR);
+    for (int64_t g0 = 0; g0 < blocks; g0 += group) {
+      const int64_t g1 = std::min(blocks, g0 + group);
       for (int64_t i = i0; i < i1; i += kRows) {
         const int rows = static_cast<int>(std::min<int64_t>(kRows, i1 - i));
         const uint8_t* ar[kRows];
         for (int r = 0; r < kRows; ++r) ar[r] = row(i + std::min(r, rows - 1));
-        tile_any(group, ar, a, rows, b_packed + nb * block_stride, block_stride, c + i * ldc + nb * kGemmNR, ldc, cols);
+        for (int64_t nb = g0; nb < g1; nb += kMaxBlocks) {
+          const int tile_blocks = static_cast<int>(std::min<int64_t>(kMaxBlocks, g1 - nb));
+          const int64_t cols = std::min<int64_t>(tile_blocks * kGemmNR, n - nb * kGemmNR);
+          tile_any(tile_blocks, ar, a, rows, b_packed + nb * block_stride, block_stride, c + i * ldc + nb * kGemmNR,
+                   ldc, cols);
+        }
       }
     }
   }
