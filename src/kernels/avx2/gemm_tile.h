@@ -1,5 +1,5 @@
-// The register tile of both AVX2 GEMMs (gemm.cpp: int16 x int16, gemm_u8s8.cpp: uint8 x int8):
-// 6 rows x kGemmNR columns of int32 accumulators.
+// The register tile of the AVX2 GEMMs: 6 rows x kGemmNR columns of int32 accumulators. The int16 GEMM
+// (gemm.cpp) runs gemm_tile below; the uint8 x int8 GEMM (gemm_u8s8.cpp) has the same tile in assembly.
 #pragma once
 
 #include <immintrin.h>
