@@ -17,81 +17,110 @@
 namespace qnnpy {
 namespace {
 
-// One row of a k step: broadcast row r's quad, vpmaddubsw with both B vectors (columns 0-7 in
-// ymm1, 8-15 read from memory), vpmaddwd with the ones in ymm0, added to the row's accumulators.
-#define QNNPY_U8S8_ROW(r, lo, hi)                  \
+// One row of a k step: broadcast row r's quad, vpmaddubsw with B (columns 0-7 in ymm1; for
+// columns 8-15 read from memory), vpmaddwd with the ones in ymm0, added to the row's accumulators.
+#define QNNPY_U8S8_ROW_LO(r, lo)                   \
   "mov 8*" #r "(%[ar]), %[p]\n\t"                  \
   "vpbroadcastd (%[p],%[q]), %%ymm2\n\t"           \
   "vpmaddubsw %%ymm1, %%ymm2, %%ymm3\n\t"          \
   "vpmaddwd %%ymm0, %%ymm3, %%ymm3\n\t"            \
-  "vpaddd %%ymm3, %%ymm" #lo ", %%ymm" #lo "\n\t"  \
+  "vpaddd %%ymm3, %%ymm" #lo ", %%ymm" #lo "\n\t"
+#define QNNPY_U8S8_ROW_HI(hi)                      \
   "vpmaddubsw 32(%[bp]), %%ymm2, %%ymm3\n\t"       \
   "vpmaddwd %%ymm0, %%ymm3, %%ymm3\n\t"            \
   "vpaddd %%ymm3, %%ymm" #hi ", %%ymm" #hi "\n\t"
+#define QNNPY_U8S8_ROW(r, lo, hi) QNNPY_U8S8_ROW_LO(r, lo) QNNPY_U8S8_ROW_HI(hi)
 
-#define QNNPY_U8S8_STORE(r, lo, hi)         \
+#define QNNPY_U8S8_STORE_LO(r, lo)          \
   "mov 8*" #r "(%[out]), %[p]\n\t"          \
-  "vmovdqu %%ymm" #lo ", (%[p])\n\t"        \
-  "vmovdqu %%ymm" #hi ", 32(%[p])\n\t"
+  "vmovdqu %%ymm" #lo ", (%[p])\n\t"
+#define QNNPY_U8S8_STORE(r, lo, hi) QNNPY_U8S8_STORE_LO(r, lo) "vmovdqu %%ymm" #hi ", 32(%[p])\n\t"
 
-// One tile of 6 rows x 16 columns in assembly: in intrinsics it needs 17 vector registers (12
-// accumulators, two B vectors, the broadcast quad, a product and the ones), and GCC kept some
-// accumulators on the stack, loading and storing them every k step. Here the second B vector is a
-// memory operand and the accumulators are ymm4-ymm15. Row r of A is read at ar[r] + s * run_stride
-// in `runs` runs of run_len bytes; the 16 int32 results of row r are stored at out[r].
+// Zeroes the accumulators, sets the ones and opens the loops over runs (q walks [off, off +
+// run_len)) and k steps.
+#define QNNPY_U8S8_HEAD                                                                           \
+  "vpxor %%xmm4, %%xmm4, %%xmm4\n\t"                                                              \
+  "vpxor %%xmm5, %%xmm5, %%xmm5\n\t"                                                              \
+  "vpxor %%xmm6, %%xmm6, %%xmm6\n\t"                                                              \
+  "vpxor %%xmm7, %%xmm7, %%xmm7\n\t"                                                              \
+  "vpxor %%xmm8, %%xmm8, %%xmm8\n\t"                                                              \
+  "vpxor %%xmm9, %%xmm9, %%xmm9\n\t"                                                              \
+  "vpxor %%xmm10, %%xmm10, %%xmm10\n\t"                                                           \
+  "vpxor %%xmm11, %%xmm11, %%xmm11\n\t"                                                           \
+  "vpxor %%xmm12, %%xmm12, %%xmm12\n\t"                                                           \
+  "vpxor %%xmm13, %%xmm13, %%xmm13\n\t"                                                           \
+  "vpxor %%xmm14, %%xmm14, %%xmm14\n\t"                                                           \
+  "vpxor %%xmm15, %%xmm15, %%xmm15\n\t"                                                           \
+  "vpcmpeqw %%ymm0, %%ymm0, %%ymm0\n\t"                                                           \
+  "vpsrlw $15, %%ymm0, %%ymm0\n\t"                                                                \
+  "1:\n\t"                                                                                        \
+  "mov %[off], %[q]\n\t"                                                                          \
+  "lea (%[off],%[len]), %[end]\n\t"                                                               \
+  "2:\n\t"                                                                                        \
+  "vmovdqu (%[bp]), %%ymm1\n\t"
+// Closes the two loops.
+#define QNNPY_U8S8_TAIL      \
+  "add $64, %[bp]\n\t"       \
+  "add $4, %[q]\n\t"         \
+  "cmp %[end], %[q]\n\t"     \
+  "jl 2b\n\t"                \
+  "add %[stride], %[off]\n\t" \
+  "dec %[runs]\n\t"          \
+  "jnz 1b\n\t"
+#define QNNPY_U8S8_OPERANDS                                                                                  \
+  : [bp] "+r"(bp), [off] "+r"(off), [runs] "+r"(runs), [q] "=&r"(q), [end] "=&r"(end), [p] "=&r"(p)           \
+  : [ar] "r"(ar), [out] "r"(out), [len] "r"(run_len), [stride] "r"(run_stride)                               \
+  : "memory", "cc", "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", "xmm10", \
+    "xmm11", "xmm12", "xmm13", "xmm14", "xmm15"
+
+// One tile of 6 rows x 16 columns (kHalf: 8 columns) in assembly: in intrinsics it needs 17
+// vector registers (12 accumulators, two B vectors, the broadcast quad, a product and the ones),
+// and GCC kept some accumulators on the stack, loading and storing them every k step. Here the
+// second B vector is a memory operand and the accumulators are ymm4-ymm15. Row r of A is read at
+// ar[r] + s * run_stride in `runs` runs of run_len bytes; the 16 (kHalf: 8) int32 results of row
+// r are stored at out[r].
+template <bool kHalf>
 void tile_asm(const uint8_t* const* ar, int64_t runs, int64_t run_len, int64_t run_stride, const int8_t* bp,
               int32_t* const* out) {
   int64_t off = 0, q, end;
   const uint8_t* p;
-  asm volatile(
-      "vpxor %%xmm4, %%xmm4, %%xmm4\n\t"
-      "vpxor %%xmm5, %%xmm5, %%xmm5\n\t"
-      "vpxor %%xmm6, %%xmm6, %%xmm6\n\t"
-      "vpxor %%xmm7, %%xmm7, %%xmm7\n\t"
-      "vpxor %%xmm8, %%xmm8, %%xmm8\n\t"
-      "vpxor %%xmm9, %%xmm9, %%xmm9\n\t"
-      "vpxor %%xmm10, %%xmm10, %%xmm10\n\t"
-      "vpxor %%xmm11, %%xmm11, %%xmm11\n\t"
-      "vpxor %%xmm12, %%xmm12, %%xmm12\n\t"
-      "vpxor %%xmm13, %%xmm13, %%xmm13\n\t"
-      "vpxor %%xmm14, %%xmm14, %%xmm14\n\t"
-      "vpxor %%xmm15, %%xmm15, %%xmm15\n\t"
-      "vpcmpeqw %%ymm0, %%ymm0, %%ymm0\n\t"
-      "vpsrlw $15, %%ymm0, %%ymm0\n\t"  // int16 ones
-      "1:\n\t"                           // runs: q walks [off, off + run_len)
-      "mov %[off], %[q]\n\t"
-      "lea (%[off],%[len]), %[end]\n\t"
-      "2:\n\t"
-      "vmovdqu (%[bp]), %%ymm1\n\t"
-      QNNPY_U8S8_ROW(0, 4, 5) QNNPY_U8S8_ROW(1, 6, 7) QNNPY_U8S8_ROW(2, 8, 9)
-      QNNPY_U8S8_ROW(3, 10, 11) QNNPY_U8S8_ROW(4, 12, 13) QNNPY_U8S8_ROW(5, 14, 15)
-      "add $64, %[bp]\n\t"
-      "add $4, %[q]\n\t"
-      "cmp %[end], %[q]\n\t"
-      "jl 2b\n\t"
-      "add %[stride], %[off]\n\t"
-      "dec %[runs]\n\t"
-      "jnz 1b\n\t"
-      QNNPY_U8S8_STORE(0, 4, 5) QNNPY_U8S8_STORE(1, 6, 7) QNNPY_U8S8_STORE(2, 8, 9)
-      QNNPY_U8S8_STORE(3, 10, 11) QNNPY_U8S8_STORE(4, 12, 13) QNNPY_U8S8_STORE(5, 14, 15)
-      : [bp] "+r"(bp), [off] "+r"(off), [runs] "+r"(runs), [q] "=&r"(q), [end] "=&r"(end), [p] "=&r"(p)
-      : [ar] "r"(ar), [out] "r"(out), [len] "r"(run_len), [stride] "r"(run_stride)
-      : "memory", "cc", "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", "xmm10",
-        "xmm11", "xmm12", "xmm13", "xmm14", "xmm15");
+  if constexpr (kHalf) {
+    asm volatile(QNNPY_U8S8_HEAD QNNPY_U8S8_ROW_LO(0, 4) QNNPY_U8S8_ROW_LO(1, 6) QNNPY_U8S8_ROW_LO(2, 8)
+                     QNNPY_U8S8_ROW_LO(3, 10) QNNPY_U8S8_ROW_LO(4, 12) QNNPY_U8S8_ROW_LO(5, 14) QNNPY_U8S8_TAIL
+                         QNNPY_U8S8_STORE_LO(0, 4) QNNPY_U8S8_STORE_LO(1, 6) QNNPY_U8S8_STORE_LO(2, 8)
+                             QNNPY_U8S8_STORE_LO(3, 10) QNNPY_U8S8_STORE_LO(4, 12) QNNPY_U8S8_STORE_LO(5, 14)
+                                 QNNPY_U8S8_OPERANDS);
+  } else {
+    asm volatile(QNNPY_U8S8_HEAD QNNPY_U8S8_ROW(0, 4, 5) QNNPY_U8S8_ROW(1, 6, 7) QNNPY_U8S8_ROW(2, 8, 9)
+                     QNNPY_U8S8_ROW(3, 10, 11) QNNPY_U8S8_ROW(4, 12, 13) QNNPY_U8S8_ROW(5, 14, 15) QNNPY_U8S8_TAIL
+                         QNNPY_U8S8_STORE(0, 4, 5) QNNPY_U8S8_STORE(1, 6, 7) QNNPY_U8S8_STORE(2, 8, 9)
+                             QNNPY_U8S8_STORE(3, 10, 11) QNNPY_U8S8_STORE(4, 12, 13) QNNPY_U8S8_STORE(5, 14, 15)
+                                 QNNPY_U8S8_OPERANDS);
+  }
 }
 
+#undef QNNPY_U8S8_ROW_LO
+#undef QNNPY_U8S8_ROW_HI
 #undef QNNPY_U8S8_ROW
+#undef QNNPY_U8S8_STORE_LO
 #undef QNNPY_U8S8_STORE
+#undef QNNPY_U8S8_HEAD
+#undef QNNPY_U8S8_TAIL
+#undef QNNPY_U8S8_OPERANDS
 
 // A tile stored into c (rows x cols of it): full rows of 16 columns are stored in place, the
-// others go through a buffer.
+// others go through a buffer; at most 8 columns take the half tile (half the multiply-adds).
 void tile(const uint8_t* const* ar, const U8RowRuns& a, int rows, const int8_t* bp, int32_t* c, int64_t ldc,
           int64_t cols) {
   alignas(32) int32_t spare[kGemmMR][kGemmNR];
   int32_t* out[kGemmMR];
   const bool full = cols == kGemmNR;
   for (int r = 0; r < kGemmMR; ++r) out[r] = full && r < rows ? c + r * ldc : spare[r];
-  tile_asm(ar, a.runs, a.run_len, a.run_stride, bp, out);
+  if (cols <= kGemmNR / 2) {
+    tile_asm<true>(ar, a.runs, a.run_len, a.run_stride, bp, out);
+  } else {
+    tile_asm<false>(ar, a.runs, a.run_len, a.run_stride, bp, out);
+  }
   if (full) return;
   for (int r = 0; r < rows; ++r) std::memcpy(c + r * ldc, spare[r], cols * sizeof(int32_t));
 }
