@@ -108,10 +108,29 @@ void tile_asm(const uint8_t* const* ar, int64_t runs, int64_t run_len, int64_t r
 #undef QNNPY_U8S8_TAIL
 #undef QNNPY_U8S8_OPERANDS
 
+// One row of A (a matrix-vector product, e.g. a linear layer on one input): two accumulators,
+// where the 6-row tile would compute the same row six times.
+void one_row(const uint8_t* row, const U8RowRuns& a, const int8_t* bp, int32_t* c, int64_t cols) {
+  const __m256i ones = _mm256_set1_epi16(1);
+  __m256i lo = _mm256_setzero_si256(), hi = lo;
+  for (int64_t s = 0; s < a.runs; ++s) {
+    const uint8_t* p = row + s * a.run_stride;
+    for (int64_t q = 0; q < a.run_len; q += 4, bp += 64) {
+      const __m256i av = broadcast_4_bytes(p + q);
+      const __m256i b0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bp));
+      const __m256i b1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bp) + 1);
+      lo = _mm256_add_epi32(lo, _mm256_madd_epi16(_mm256_maddubs_epi16(av, b0), ones));
+      hi = _mm256_add_epi32(hi, _mm256_madd_epi16(_mm256_maddubs_epi16(av, b1), ones));
+    }
+  }
+  store_tile_row(c, lo, hi, cols);
+}
+
 // A tile stored into c (rows x cols of it): full rows of 16 columns are stored in place, the
 // others go through a buffer; at most 8 columns take the half tile (half the multiply-adds).
 void tile(const uint8_t* const* ar, const U8RowRuns& a, int rows, const int8_t* bp, int32_t* c, int64_t ldc,
           int64_t cols) {
+  if (rows == 1) return one_row(ar[0], a, bp, c, cols);
   alignas(32) int32_t spare[kGemmMR][kGemmNR];
   int32_t* out[kGemmMR];
   const bool full = cols == kGemmNR;

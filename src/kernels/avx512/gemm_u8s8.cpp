@@ -26,14 +26,14 @@ inline __m512i broadcast_quad(const uint8_t* p) {
 
 // `rows` rows of A (row r at ar[r], read as `runs` runs of run_len bytes, run_stride apart)
 // times `kBlocks` blocks of packed B (block_stride bytes apart); `cols` (<= 16 kBlocks)
-// columns of c are stored. ar holds kRows pointers: those beyond `rows` repeat the last
-// valid row; their results are not stored.
-template <int kBlocks>
+// columns of c are stored. ar holds kTileRows pointers (6, or 1 for a single row): those
+// beyond `rows` repeat the last valid row; their results are not stored.
+template <int kBlocks, int kTileRows = kRows>
 void tile(const uint8_t* const* ar, int64_t runs, int64_t run_len, int64_t run_stride, int rows, const int8_t* bp,
           int64_t block_stride, int32_t* c, int64_t ldc, int64_t cols) {
-  __m512i acc[kRows][kBlocks];
+  __m512i acc[kTileRows][kBlocks];
 #pragma GCC unroll 6
-  for (int r = 0; r < kRows; ++r)
+  for (int r = 0; r < kTileRows; ++r)
 #pragma GCC unroll 4
     for (int b = 0; b < kBlocks; ++b) acc[r][b] = _mm512_setzero_si512();
   for (int64_t s = 0; s < runs; ++s) {
@@ -43,7 +43,7 @@ void tile(const uint8_t* const* ar, int64_t runs, int64_t run_len, int64_t run_s
 #pragma GCC unroll 4
       for (int b = 0; b < kBlocks; ++b) bv[b] = _mm512_loadu_si512(bp + b * block_stride);
 #pragma GCC unroll 6
-      for (int r = 0; r < kRows; ++r) {
+      for (int r = 0; r < kTileRows; ++r) {
         const __m512i av = broadcast_quad(ar[r] + offset + q);
 #pragma GCC unroll 4
         for (int b = 0; b < kBlocks; ++b) acc[r][b] = _mm512_dpbusd_epi32(acc[r][b], av, bv[b]);
@@ -58,7 +58,7 @@ void tile(const uint8_t* const* ar, int64_t runs, int64_t run_len, int64_t run_s
     mask[b] = left >= kGemmNR ? __mmask16(0xFFFF) : static_cast<__mmask16>((1u << left) - 1);
   }
 #pragma GCC unroll 6
-  for (int r = 0; r < kRows; ++r) {
+  for (int r = 0; r < kTileRows; ++r) {
     if (r >= rows) break;
 #pragma GCC unroll 4
     for (int b = 0; b < kBlocks; ++b) _mm512_mask_storeu_epi32(c + r * ldc + b * kGemmNR, mask[b], acc[r][b]);
@@ -67,6 +67,19 @@ void tile(const uint8_t* const* ar, int64_t runs, int64_t run_len, int64_t run_s
 
 void tile_any(int blocks, const uint8_t* const* ar, const U8RowRuns& a, int rows, const int8_t* bp,
               int64_t block_stride, int32_t* c, int64_t ldc, int64_t cols) {
+  // One row of A (a matrix-vector product): a tile of one row, not the same row computed six times.
+  if (rows == 1) {
+    switch (blocks) {
+      case 4:
+        return tile<4, 1>(ar, a.runs, a.run_len, a.run_stride, rows, bp, block_stride, c, ldc, cols);
+      case 3:
+        return tile<3, 1>(ar, a.runs, a.run_len, a.run_stride, rows, bp, block_stride, c, ldc, cols);
+      case 2:
+        return tile<2, 1>(ar, a.runs, a.run_len, a.run_stride, rows, bp, block_stride, c, ldc, cols);
+      default:
+        return tile<1, 1>(ar, a.runs, a.run_len, a.run_stride, rows, bp, block_stride, c, ldc, cols);
+    }
+  }
   switch (blocks) {
     case 4:
       return tile<4>(ar, a.runs, a.run_len, a.run_stride, rows, bp, block_stride, c, ldc, cols);
