@@ -78,7 +78,8 @@ namespace {
 // and GCC kept some accumulators on the stack, loading and storing them every k step. Here the
 // second B vector is a memory operand and the accumulators are ymm4-ymm15. Row r of A is read at
 // ar[r] + s * run_stride in `runs` runs of run_len bytes; the 16 (kHalf: 8) int32 results of row
-// r are stored at out[r].
+// r are stored at out[r]. The loops test at their ends: runs >= 1 and run_len a positive multiple
+// of 4 (kq >= 4 for any layer).
 template <bool kHalf>
 void tile_asm(const uint8_t* const* ar, int64_t runs, int64_t run_len, int64_t run_stride, const int8_t* bp,
               int32_t* const* out) {
