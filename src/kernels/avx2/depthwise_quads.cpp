@@ -12,8 +12,6 @@
 namespace qnnpy {
 namespace {
 
-inline __m256i load(const void* p) { return _mm256_loadu_si256(static_cast<const __m256i*>(p)); }
-
 // 8 channels per ymm; dot4 is vpmaddubsw (two int16 pair sums, exact under the caller's clamp)
 // then vpmaddwd with ones (the pair into int32).
 struct Ymm {
@@ -46,11 +44,11 @@ int64_t interleave4_blocks(const uint8_t* const* rows, int64_t n, uint8_t bound,
       if (rows[j] == nullptr) {
         v[j] = _mm256_setzero_si256();
       } else if (kClamp) {
-        const __m256i x = load(rows[j] + i), clamped = _mm256_min_epu8(x, vb);
+        const __m256i x = Ymm::load(rows[j] + i), clamped = _mm256_min_epu8(x, vb);
         over = _mm256_movemask_epi8(_mm256_cmpeq_epi8(x, clamped)) != -1;
         v[j] = _mm256_permutevar8x32_epi32(clamped, order);
       } else {
-        v[j] = _mm256_permutevar8x32_epi32(load(rows[j] + i), order);
+        v[j] = _mm256_permutevar8x32_epi32(Ymm::load(rows[j] + i), order);
       }
       flags[j * blocks + b] = over;
       flagged += over;

@@ -65,31 +65,27 @@ void tile(const uint8_t* const* ar, int64_t runs, int64_t run_len, int64_t run_s
   }
 }
 
+// The tile of `blocks` blocks and kTileRows rows.
+template <int kTileRows>
+void tile_of_blocks(int blocks, const uint8_t* const* ar, const U8RowRuns& a, int rows, const int8_t* bp,
+                    int64_t block_stride, int32_t* c, int64_t ldc, int64_t cols) {
+  switch (blocks) {
+    case 4:
+      return tile<4, kTileRows>(ar, a.runs, a.run_len, a.run_stride, rows, bp, block_stride, c, ldc, cols);
+    case 3:
+      return tile<3, kTileRows>(ar, a.runs, a.run_len, a.run_stride, rows, bp, block_stride, c, ldc, cols);
+    case 2:
+      return tile<2, kTileRows>(ar, a.runs, a.run_len, a.run_stride, rows, bp, block_stride, c, ldc, cols);
+    default:
+      return tile<1, kTileRows>(ar, a.runs, a.run_len, a.run_stride, rows, bp, block_stride, c, ldc, cols);
+  }
+}
+
 void tile_any(int blocks, const uint8_t* const* ar, const U8RowRuns& a, int rows, const int8_t* bp,
               int64_t block_stride, int32_t* c, int64_t ldc, int64_t cols) {
   // One row of A (a matrix-vector product): a tile of one row, not the same row computed six times.
-  if (rows == 1) {
-    switch (blocks) {
-      case 4:
-        return tile<4, 1>(ar, a.runs, a.run_len, a.run_stride, rows, bp, block_stride, c, ldc, cols);
-      case 3:
-        return tile<3, 1>(ar, a.runs, a.run_len, a.run_stride, rows, bp, block_stride, c, ldc, cols);
-      case 2:
-        return tile<2, 1>(ar, a.runs, a.run_len, a.run_stride, rows, bp, block_stride, c, ldc, cols);
-      default:
-        return tile<1, 1>(ar, a.runs, a.run_len, a.run_stride, rows, bp, block_stride, c, ldc, cols);
-    }
-  }
-  switch (blocks) {
-    case 4:
-      return tile<4>(ar, a.runs, a.run_len, a.run_stride, rows, bp, block_stride, c, ldc, cols);
-    case 3:
-      return tile<3>(ar, a.runs, a.run_len, a.run_stride, rows, bp, block_stride, c, ldc, cols);
-    case 2:
-      return tile<2>(ar, a.runs, a.run_len, a.run_stride, rows, bp, block_stride, c, ldc, cols);
-    default:
-      return tile<1>(ar, a.runs, a.run_len, a.run_stride, rows, bp, block_stride, c, ldc, cols);
-  }
+  if (rows == 1) return tile_of_blocks<1>(blocks, ar, a, rows, bp, block_stride, c, ldc, cols);
+  tile_of_blocks<kRows>(blocks, ar, a, rows, bp, block_stride, c, ldc, cols);
 }
 
 // Both entry points: row i of A at row(i).
