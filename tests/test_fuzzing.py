@@ -143,6 +143,13 @@ def test_graph_file_naming_a_missing_param_is_refused_with_value_error(tmp_path:
         QDQModule.load(tmp_path)
 
 
+def test_graph_file_with_a_float_reshape_to_too_many_elements_is_refused():
+    """A float_reshape to four axes of 2^24 overflowed the int64 element count (UBSan)."""
+    data = (FUZZ / "regressions" / "graph_file" / "float-reshape-huge-shape").read_bytes()
+    with pytest.raises(ValueError, match=r"float_reshape \(flatten\): attribute 'shape': .* holds more than"):
+        _core.Graph.deserialize(data)
+
+
 @pytest.mark.parametrize("name", sorted(p.name for p in (FUZZ / "regressions" / "torchscript_archive").glob("*")))
 def test_damaged_archive_is_refused_with_conversion_error(name: str):
     with pytest.raises(ConversionError, match="TorchScript archive"):

@@ -103,7 +103,7 @@ Shape float_reshape_rule(const Checker& c, const Value&) {
   c.inputs(1);
   const auto& shape = c.n.ints_attr("shape");
   const Shape out(shape.begin(), shape.end());
-  if (num_elements(out) != num_elements(c.in(0).shape)) {
+  if (checked_num_elements(out, c.n.op + " (" + c.n.source + "): attribute 'shape'") != num_elements(c.in(0).shape)) {
     c.fail("cannot reshape " + shape_str(c.in(0).shape) + " to " + shape_str(out));
   }
   return out;
