@@ -25,12 +25,18 @@ float random_mult(TwinContext& ctx) {
   }
 }
 
-// Output range and zero point of uint8, int8 and fused-ReLU outputs.
+// Output range and zero point of uint8, int8, fused-ReLU and clamped (ReLU6-like) outputs: the
+// SIMD kernels leave out the clamp where [lo, hi] is the whole output type.
 void random_range(TwinContext& ctx, RequantParams& p) {
-  switch (ctx.uniform(0, 2)) {
+  switch (ctx.uniform(0, 4)) {
     case 0: p.zp = static_cast<int32_t>(ctx.uniform(0, 255)), p.lo = 0, p.hi = 255; break;
     case 1: p.zp = static_cast<int32_t>(ctx.uniform(-128, 127)), p.lo = -128, p.hi = 127; break;
-    default: p.zp = static_cast<int32_t>(ctx.uniform(0, 255)), p.lo = p.zp, p.hi = 255; break;
+    case 2: p.zp = static_cast<int32_t>(ctx.uniform(0, 255)), p.lo = p.zp, p.hi = 255; break;
+    case 3: p.zp = static_cast<int32_t>(ctx.uniform(-128, 127)), p.lo = p.zp, p.hi = 127; break;
+    default:
+      p.zp = static_cast<int32_t>(ctx.uniform(0, 200)), p.lo = p.zp;
+      p.hi = static_cast<int32_t>(ctx.uniform(p.zp, 254));
+      break;
   }
 }
 

@@ -61,8 +61,9 @@ struct FixedPointScale {
   }
 };
 
-// Column blocks outer and rows inner, so that each block's parameters are loaded once.
-template <typename Scale>
+// Column blocks outer and rows inner, so that each block's parameters are loaded once. kClamp:
+// [lo, hi] is narrower than the output type, whose saturating pack otherwise is the clamp.
+template <typename Scale, bool kClamp>
 void requantize_rows(const int32_t* acc, int64_t m, int64_t n, int64_t ld_acc, const RequantParams& p, uint8_t* out,
                      int64_t ld_out) {
   const __m256i zp = _mm256_set1_epi32(p.zp), lo = _mm256_set1_epi32(p.lo), hi = _mm256_set1_epi32(p.hi);
@@ -81,8 +82,12 @@ void requantize_rows(const int32_t* acc, int64_t m, int64_t n, int64_t ld_acc, c
       // packs work within 128-bit lanes: the bytes come out as dwords a0 b0 c0 d0 a1 b1 c1 d1.
       __m256i ab = _mm256_packs_epi32(Scale::apply(row, j, c0), Scale::apply(row, j + 8, c1));
       __m256i cd = _mm256_packs_epi32(Scale::apply(row, j + 16, c2), Scale::apply(row, j + 24, c3));
-      ab = _mm256_min_epi16(_mm256_max_epi16(_mm256_adds_epi16(ab, zp16), lo16), hi16);
-      cd = _mm256_min_epi16(_mm256_max_epi16(_mm256_adds_epi16(cd, zp16), lo16), hi16);
+      ab = _mm256_adds_epi16(ab, zp16);
+      cd = _mm256_adds_epi16(cd, zp16);
+      if (kClamp) {
+        ab = _mm256_min_epi16(_mm256_max_epi16(ab, lo16), hi16);
+        cd = _mm256_min_epi16(_mm256_max_epi16(cd, lo16), hi16);
+      }
       const __m256i bytes = signed_out ? _mm256_packs_epi16(ab, cd) : _mm256_packus_epi16(ab, cd);
       _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst), _mm256_permutevar8x32_epi32(bytes, order));
     }
@@ -93,7 +98,8 @@ void requantize_rows(const int32_t* acc, int64_t m, int64_t n, int64_t ld_acc, c
     for (int64_t i = 0; i < m; ++i) {
       const int32_t* row = acc + i * ld_acc;
       __m256i ab = _mm256_packs_epi32(Scale::apply(row, n32, c0), Scale::apply(row, n32 + 8, c1));
-      ab = _mm256_min_epi16(_mm256_max_epi16(_mm256_adds_epi16(ab, zp16), lo16), hi16);
+      ab = _mm256_adds_epi16(ab, zp16);
+      if (kClamp) ab = _mm256_min_epi16(_mm256_max_epi16(ab, lo16), hi16);
       const __m256i bytes = signed_out ? _mm256_packs_epi16(ab, ab) : _mm256_packus_epi16(ab, ab);
       _mm_storeu_si128(reinterpret_cast<__m128i*>(out + i * ld_out + n32),
                        _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(bytes, order)));
@@ -114,11 +120,13 @@ void requantize_rows(const int32_t* acc, int64_t m, int64_t n, int64_t ld_acc, c
 
 void requantize_avx2(const int32_t* acc, int64_t m, int64_t n, int64_t ld_acc, const RequantParams& p, uint8_t* out,
                      int64_t ld_out) {
+  const bool full_range = p.lo < 0 ? (p.lo == INT8_MIN && p.hi == INT8_MAX) : (p.lo == 0 && p.hi == UINT8_MAX);
   if (p.fixed_multiplier) {
-    requantize_rows<FixedPointScale>(acc, m, n, ld_acc, p, out, ld_out);
-  } else {
-    requantize_rows<FloatScale>(acc, m, n, ld_acc, p, out, ld_out);
+    if (full_range) return requantize_rows<FixedPointScale, false>(acc, m, n, ld_acc, p, out, ld_out);
+    return requantize_rows<FixedPointScale, true>(acc, m, n, ld_acc, p, out, ld_out);
   }
+  if (full_range) return requantize_rows<FloatScale, false>(acc, m, n, ld_acc, p, out, ld_out);
+  requantize_rows<FloatScale, true>(acc, m, n, ld_acc, p, out, ld_out);
 }
 
 }  // namespace qnnpy
