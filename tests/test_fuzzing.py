@@ -168,3 +168,27 @@ def test_bias_scale_that_rounds_to_zero_is_refused():
     with pytest.raises(ValueError, match="too small to quantize the bias"):
         g.add_linear(x, "fc", "fc", np.ones((2, 4), np.int8), np.array([1e-30]), np.array([0]), -1,
                      np.zeros(2, np.float32), False, "uint8", 0.1, 0)
+
+
+def test_conv_with_a_stride_far_above_its_window_takes_im2col():
+    """A 1x1 conv of stride 6488129 and padding 4194304 along y (fuzz_packed_state, regression input
+    packed_state/stride-far-above-window) read its rows in place, and a task pads every input row from
+    its first window to its last: 8 million rows per image, 10-30 s under ASan, near the fuzzer's
+    30 s timeout. A stride of more than twice the window's height now takes im2col, which copies the
+    windows alone."""
+    rng = np.random.default_rng(0)
+    g = _core.Graph()
+    x = g.add_node("quantize", [g.add_input("x", [2, 3, 7, 9])], "q", "q", "uint8", 0.05, 3)
+    config = np.array([2, 6488129, 1, 4194304, 0, 1, 1, 0, 0, 1, 0], np.int64)
+    weight = rng.integers(-100, 100, (3, 3, 1, 1)).astype(np.int8)
+    y = g.add_conv2d(x, "layer", "conv", 2, config, weight, np.full(3, 0.01), np.zeros(3, np.int64), 0,
+                     np.zeros(3, np.float32), False, "uint8", 0.1, 7)
+    g.mark_output(g.add_node("dequantize", [y], "dq", "dq", "float32"))
+    x_in = rng.standard_normal((2, 3, 7, 9)).astype(np.float32)
+    outputs = []
+    for isa in ["scalar"] + (["avx2"] if _core.cpu_has_avx2() else []):
+        ex = _core.Executor(g, "fbgemm", isa, 1)
+        outputs.append(ex.run([x_in], False)[0])
+        assert [k for k in ex.node_kernels() if k] == ["gemm_u8s8"], isa
+    for out in outputs[1:]:
+        np.testing.assert_array_equal(out, outputs[0])

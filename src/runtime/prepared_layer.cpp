@@ -140,7 +140,10 @@ void prepare_u8s8(const Param& w, DType input_dtype, PreparedLayer& L) {
     }
     pair_bound = std::max(pair_bound, max_pair_sum(b, L.k, L.cout_per_group));
   }
-  if (L.groups == 1 && L.dw == 1 && !L.pointwise()) {
+  // A task pads every input row from its first window to its last; with a stride along y of more
+  // than twice the window's height most of them would be padded for nothing (im2col copies the windows).
+  const int64_t window_h = (L.kh - 1) * L.dh + 1;
+  if (L.groups == 1 && L.dw == 1 && !L.pointwise() && L.sh <= 2 * window_h) {
     const int64_t span = L.kw * L.cin_per_group;  // the bytes of one kernel row
     L.run_len = (span + 3) / 4 * 4;
     if (L.run_len != span && L.kh > 1) {  // otherwise the runs are packed_b_u8s8's rows

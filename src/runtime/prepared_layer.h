@@ -24,7 +24,8 @@ struct PreparedLayer {
   std::vector<int8_t> packed_b_u8s8;        // groups x packed (kq x cout_per_group)
   // The implicit-GEMM conv (conv_runner.cpp; U8RowRuns in kernels.h): A read in place in the
   // padded input, one run per kernel row of kw * cin bytes rounded up to 4. 0 when the layer
-  // does not qualify (groups > 1, dilation along x, or pointwise(): rows are input pixels).
+  // does not qualify (groups > 1, dilation along x, pointwise(): rows are input pixels, or a
+  // stride along y of more than twice the window's height).
   int64_t run_len = 0;
   // B for k = kh * run_len, zero weights at the rounding bytes; empty when that is
   // packed_b_u8s8 itself (no rounding, or one kernel row).
