@@ -68,25 +68,56 @@ void store(const OpArgs& a, const PreparedLayer& L, const int32_t* acc, int64_t 
   }
 }
 
-// Output rows [oy0, oy1) of image b by depthwise_row: pads the input rows they read (in the
-// thread's scratch), then per row runs the kernel into acc (ow x c) and requantizes.
+// Output rows [oy0, oy1) of image b by depthwise_row, each requantized from acc (ow x c). A row
+// whose window rows all lie in the image reads them in place, except for its output pixels whose
+// window crosses the left or right border: each of those runs on a copy of its window, zx outside
+// the image. A row whose window crosses the top or bottom border runs on padded copies of its rows.
 void depthwise_row_range(const OpArgs& a, const PreparedLayer& L, const ConvGeometry& g, int64_t b, int64_t oy0,
                          int64_t oy1, int32_t* acc, const LayerOutput& out) {
-  const int64_t wp = g.w + 2 * L.pw, c = g.cin;
-  const int64_t window = (L.kh - 1) * L.dh + 1;  // padded rows read by one output row
-  const DepthwiseRow s{c, g.ow, L.kh, L.kw, L.sw, L.dh, L.dw, wp * c};
-  const int64_t py0 = oy0 * L.sh, py1 = (oy1 - 1) * L.sh + window;
-  uint8_t* padded = thread_scratch<uint8_t, 3>(static_cast<size_t>((py1 - py0) * wp * c));
-  pad_rows(a.in_buf().q.data(), b, py0, py1, g, L, padded);
+  const int64_t c = g.cin, wp = g.w + 2 * L.pw;
+  const int64_t window_h = (L.kh - 1) * L.dh + 1, window_w = (L.kw - 1) * L.dw + 1;
+  const uint8_t* x = a.in_buf().q.data();
+  const uint8_t zx = static_cast<uint8_t>(L.input_zp);
+  // The output pixels [ox0, ox1) whose window columns all lie in the image.
+  const int64_t ox0 = std::min(g.ow, (L.pw + L.sw - 1) / L.sw);
+  const int64_t ox1 = std::max(ox0, std::min(g.ow, g.w + L.pw >= window_w ? (g.w + L.pw - window_w) / L.sw + 1 : 0));
+  uint8_t* padded = thread_scratch<uint8_t, 3>(static_cast<size_t>(window_h * std::max(wp, window_w) * c));
   for (int64_t oy = oy0; oy < oy1; ++oy) {
-    a.k.depthwise_row(padded + (oy * L.sh - py0) * wp * c, s, a.is_signed(), L.depthwise_pairs.data(), acc);
+    const int64_t iy0 = oy * L.sh - L.ph;
+    if (iy0 >= 0 && iy0 + window_h <= g.h && ox1 > ox0) {
+      const DepthwiseRow inside{c, ox1 - ox0, L.kh, L.kw, L.sw, L.dh, L.dw, g.w * c};
+      a.k.depthwise_row(x + ((b * g.h + iy0) * g.w + ox0 * L.sw - L.pw) * c, inside, a.is_signed(),
+                        L.depthwise_pairs.data(), acc + ox0 * c);
+      const DepthwiseRow one{c, 1, L.kh, L.kw, L.sw, L.dh, L.dw, window_w * c};
+      for (int64_t ox = 0; ox < g.ow; ++ox) {
+        if (ox == ox0) ox = ox1;
+        if (ox >= g.ow) break;
+        const int64_t ix0 = ox * L.sw - L.pw;
+        for (int64_t r = 0; r < window_h; ++r) {
+          const uint8_t* row = x + ((b * g.h + iy0 + r) * g.w) * c;
+          for (int64_t px = 0; px < window_w; ++px) {
+            const int64_t ix = ix0 + px;
+            uint8_t* dst = padded + (r * window_w + px) * c;
+            if (ix < 0 || ix >= g.w) {
+              std::memset(dst, zx, static_cast<size_t>(c));
+            } else {
+              std::memcpy(dst, row + ix * c, static_cast<size_t>(c));
+            }
+          }
+        }
+        a.k.depthwise_row(padded, one, a.is_signed(), L.depthwise_pairs.data(), acc + ox * c);
+      }
+    } else {
+      const DepthwiseRow s{c, g.ow, L.kh, L.kw, L.sw, L.dh, L.dw, wp * c};
+      pad_rows(x, b, oy * L.sh, oy * L.sh + window_h, g, L, padded);
+      a.k.depthwise_row(padded, s, a.is_signed(), L.depthwise_pairs.data(), acc);
+    }
     const int64_t row0 = (b * g.oh + oy) * g.ow;
     store(a, L, acc, row0, row0 + g.ow, 0, c, c, true, out);
   }
 }
 
-// Each task pads the input rows its output rows read (in its own scratch, so padding
-// takes no serial pass and no job of its own), then runs the row kernel and requantizes.
+// Each task runs the row kernel over its output rows and requantizes them (depthwise_row_range).
 void run_depthwise(const OpArgs& a, const PreparedLayer& L, int64_t batch, const ConvGeometry& g, const LayerOutput& out,
                    int threads) {
   const int64_t out_rows = batch * g.oh;
