@@ -5,6 +5,18 @@
 #include "runtime/scratch.h"
 
 namespace qnnpy {
+namespace {
+
+// dst[p * c + ch] = block[ch * kBlock + p]: the channels of each pixel side by side. kC > 0 fixes
+// the channel count at compile time (images: 3), so the channel loop unrolls into straight moves.
+template <int kC>
+void interleave_planes(const uint8_t* block, int64_t block_stride, int64_t pixels, int64_t c, uint8_t* dst) {
+  const int64_t channels = kC > 0 ? kC : c;
+  for (int64_t p = 0; p < pixels; ++p)
+    for (int64_t ch = 0; ch < channels; ++ch) *dst++ = block[ch * block_stride + p];
+}
+
+}  // namespace
 
 // Rank-4 tensors are quantized in blocks of pixels, one channel plane's block at a time into a
 // small scratch, and written to their NHWC places from there with sequential writes.
@@ -29,8 +41,11 @@ void run_quantize(const OpArgs& a) {
       for (int64_t ch = 0; ch < c; ++ch)
         a.k.quantize(x + (b * c + ch) * hw + p0, pixels, inv_scale, zp, lo, hi, block + ch * kBlock);
       uint8_t* dst = q.data() + (b * hw + p0) * c;
-      for (int64_t p = 0; p < pixels; ++p)
-        for (int64_t ch = 0; ch < c; ++ch) *dst++ = block[ch * kBlock + p];
+      if (c == 3) {
+        interleave_planes<3>(block, kBlock, pixels, c, dst);
+      } else {
+        interleave_planes<0>(block, kBlock, pixels, c, dst);
+      }
     }
 }
 
