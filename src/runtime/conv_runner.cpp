@@ -89,12 +89,10 @@ void depthwise_row_range(const OpArgs& a, const PreparedLayer& L, const ConvGeom
       a.k.depthwise_row(x + ((b * g.h + iy0) * g.w + ox0 * L.sw - L.pw) * c, inside, a.is_signed(),
                         L.depthwise_pairs.data(), acc + ox0 * c);
       const DepthwiseRow one{c, 1, L.kh, L.kw, L.sw, L.dh, L.dw, window_w * c};
-      for (int64_t ox = 0; ox < g.ow; ++ox) {
-        if (ox == ox0) ox = ox1;
-        if (ox >= g.ow) break;
+      auto border_pixel = [&](int64_t ox) {
         const int64_t ix0 = ox * L.sw - L.pw;
         for (int64_t r = 0; r < window_h; ++r) {
-          const uint8_t* row = x + ((b * g.h + iy0 + r) * g.w) * c;
+          const uint8_t* row = x + (b * g.h + iy0 + r) * g.w * c;
           for (int64_t px = 0; px < window_w; ++px) {
             const int64_t ix = ix0 + px;
             uint8_t* dst = padded + (r * window_w + px) * c;
@@ -106,7 +104,9 @@ void depthwise_row_range(const OpArgs& a, const PreparedLayer& L, const ConvGeom
           }
         }
         a.k.depthwise_row(padded, one, a.is_signed(), L.depthwise_pairs.data(), acc + ox * c);
-      }
+      };
+      for (int64_t ox = 0; ox < ox0; ++ox) border_pixel(ox);
+      for (int64_t ox = ox1; ox < g.ow; ++ox) border_pixel(ox);
     } else {
       const DepthwiseRow s{c, g.ow, L.kh, L.kw, L.sw, L.dh, L.dw, wp * c};
       pad_rows(x, b, oy * L.sh, oy * L.sh + window_h, g, L, padded);

@@ -7,7 +7,7 @@
 namespace qnnpy {
 namespace {
 
-// dst[p * c + ch] = block[ch * kBlock + p]: the channels of each pixel side by side. kC > 0 fixes
+// dst[p * c + ch] = block[ch * block_stride + p]: the channels of each pixel side by side. kC > 0 fixes
 // the channel count at compile time (images: 3), so the channel loop unrolls into straight moves.
 template <int kC>
 void interleave_planes(const uint8_t* block, int64_t block_stride, int64_t pixels, int64_t c, uint8_t* dst) {
