@@ -23,6 +23,9 @@ float dequantize_vector_lane(int32_t q, float s, int32_t zp) {
 // at::native::quantize_val (fbgemm::Quantize): zp + nearbyint(fl(v * fl(1 / s))), clamped.
 int32_t quantize_scalar_lane(float v, float s, int32_t zp, int32_t lo, int32_t hi) {
   const double t = static_cast<double>(std::nearbyint(v * (1.0f / s))) + zp;
+  // NaN (0 * inf where 1 / s overflows): fbgemm's clamp lets it through, and x86 converts it to the
+  // 8-bit type through INT32_MIN, whose low byte is 0.
+  if (std::isnan(t)) return 0;
   return static_cast<int32_t>(std::clamp<double>(t, lo, hi));
 }
 
