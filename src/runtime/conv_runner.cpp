@@ -82,13 +82,15 @@ void depthwise_row_range(const OpArgs& a, const PreparedLayer& L, const ConvGeom
   const int64_t ox0 = std::min(g.ow, (L.pw + L.sw - 1) / L.sw);
   const int64_t ox1 = std::max(ox0, std::min(g.ow, g.w + L.pw >= window_w ? (g.w + L.pw - window_w) / L.sw + 1 : 0));
   uint8_t* padded = thread_scratch<uint8_t, 3>(static_cast<size_t>(window_h * std::max(wp, window_w) * c));
+  // The kernel's geometry over the input in place, over one pixel's window copy, over padded rows.
+  const DepthwiseRow inside{c, ox1 - ox0, L.kh, L.kw, L.sw, L.dh, L.dw, g.w * c};
+  const DepthwiseRow one{c, 1, L.kh, L.kw, L.sw, L.dh, L.dw, window_w * c};
+  const DepthwiseRow padded_rows{c, g.ow, L.kh, L.kw, L.sw, L.dh, L.dw, wp * c};
   for (int64_t oy = oy0; oy < oy1; ++oy) {
     const int64_t iy0 = oy * L.sh - L.ph;
     if (iy0 >= 0 && iy0 + window_h <= g.h && ox1 > ox0) {
-      const DepthwiseRow inside{c, ox1 - ox0, L.kh, L.kw, L.sw, L.dh, L.dw, g.w * c};
       a.k.depthwise_row(x + ((b * g.h + iy0) * g.w + ox0 * L.sw - L.pw) * c, inside, a.is_signed(),
                         L.depthwise_pairs.data(), acc + ox0 * c);
-      const DepthwiseRow one{c, 1, L.kh, L.kw, L.sw, L.dh, L.dw, window_w * c};
       auto border_pixel = [&](int64_t ox) {
         const int64_t ix0 = ox * L.sw - L.pw;
         for (int64_t r = 0; r < window_h; ++r) {
@@ -108,9 +110,8 @@ void depthwise_row_range(const OpArgs& a, const PreparedLayer& L, const ConvGeom
       for (int64_t ox = 0; ox < ox0; ++ox) border_pixel(ox);
       for (int64_t ox = ox1; ox < g.ow; ++ox) border_pixel(ox);
     } else {
-      const DepthwiseRow s{c, g.ow, L.kh, L.kw, L.sw, L.dh, L.dw, wp * c};
       pad_rows(x, b, oy * L.sh, oy * L.sh + window_h, g, L, padded);
-      a.k.depthwise_row(padded, s, a.is_signed(), L.depthwise_pairs.data(), acc);
+      a.k.depthwise_row(padded, padded_rows, a.is_signed(), L.depthwise_pairs.data(), acc);
     }
     const int64_t row0 = (b * g.oh + oy) * g.ow;
     store(a, L, acc, row0, row0 + g.ow, 0, c, c, true, out);
