@@ -3,10 +3,12 @@
 // tap of an odd count re-reads the last one; its packed weight is 0), the output
 // pixels of the row, and a scalar loop over the channels the vector blocks leave.
 // Each ISA supplies the inner product as a class template Blocks<kSigned, kPairs> with
-//   static int64_t run(const uint8_t* base, const int64_t* off, int64_t pairs, int64_t c,
-//                      const int16_t* w_pairs, int32_t* out);
-// which writes out[ch] = sum over taps of base[off[t] + ch] * w_t[ch] for the channels
-// [0, done) of one output pixel and returns done. Everything here is a template of
+//   static int64_t run(const uint8_t* x, int64_t ow, int64_t pixel, const int64_t* off, int64_t pairs,
+//                      int64_t c, const int16_t* w_pairs, int32_t* acc);
+// which writes acc[ox * c + ch] = sum over taps of x[ox * pixel + off[t] + ch] * w_t[ch] for the
+// output pixels [0, ow) and the channels [0, done), and returns done. It walks channel blocks
+// outer and pixels inner, so that a block's weight pairs are loaded once per row (with kPairs
+// known they stay in registers). Everything here is a template of
 // Blocks, so each ISA's translation unit (compiled with its own instruction-set flags)
 // instantiates its own copy and no code built for one ISA is shared with another.
 #pragma once
@@ -31,10 +33,11 @@ void depthwise_walk(const uint8_t* x, const DepthwiseRow& s, const int16_t* w_pa
     const int64_t tt = t < taps ? t : taps - 1;
     off[t] = (tt / s.kw) * s.dh * s.row_stride + (tt % s.kw) * s.dw * s.c;
   }
+  const int64_t done = Blocks<kSigned, kPairs>::run(x, s.ow, s.sw * s.c, off, pairs, s.c, w_pairs, acc);
   for (int64_t ox = 0; ox < s.ow; ++ox) {
     const uint8_t* base = x + ox * s.sw * s.c;
     int32_t* out = acc + ox * s.c;
-    for (int64_t ch = Blocks<kSigned, kPairs>::run(base, off, pairs, s.c, w_pairs, out); ch < s.c; ++ch) {
+    for (int64_t ch = done; ch < s.c; ++ch) {
       int32_t sum = 0;
       for (int64_t t = 0; t < taps; ++t) {
         const int32_t v = kSigned ? int32_t{static_cast<int8_t>(base[off[t] + ch])} : int32_t{base[off[t] + ch]};

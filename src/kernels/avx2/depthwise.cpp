@@ -17,24 +17,55 @@ inline __m256i widen(__m128i v) {
   return kSigned ? _mm256_cvtepi8_epi16(v) : _mm256_cvtepu8_epi16(v);
 }
 
+// Pair p's weights of a 16-channel block, low and high 8 channels: held in registers where the
+// pair count is known at compile time (kPairs > 0), loaded from the packed pairs otherwise.
+template <int kPairs>
+struct HeldPairs {
+  __m256i lo[kPairs], hi[kPairs];
+  HeldPairs(const int16_t* w, int64_t c) {
+    for (int p = 0; p < kPairs; ++p, w += c * 2) {
+      lo[p] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w));
+      hi[p] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + 16));
+    }
+  }
+  __m256i low(int64_t p) const { return lo[p]; }
+  __m256i high(int64_t p) const { return hi[p]; }
+};
+struct LoadedPairs {
+  const int16_t* w;
+  int64_t c;
+  __m256i low(int64_t p) const { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + p * c * 2)); }
+  __m256i high(int64_t p) const { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + p * c * 2 + 16)); }
+};
+
+// The 16 channels at base of every pixel of the row, `pixel` bytes apart.
+template <bool kSigned, class Pairs>
+inline void block_row(const uint8_t* base, int64_t ow, int64_t pixel, const int64_t* off, int64_t n,
+                      const Pairs& w, int32_t* out, int64_t c) {
+  for (int64_t ox = 0; ox < ow; ++ox, base += pixel, out += c) {
+    __m256i lo = _mm256_setzero_si256(), hi = lo;
+    for (int64_t p = 0; p < n; ++p) {
+      const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(base + off[2 * p]));
+      const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(base + off[2 * p + 1]));
+      lo = _mm256_add_epi32(lo, _mm256_madd_epi16(widen<kSigned>(_mm_unpacklo_epi8(a, b)), w.low(p)));
+      hi = _mm256_add_epi32(hi, _mm256_madd_epi16(widen<kSigned>(_mm_unpackhi_epi8(a, b)), w.high(p)));
+    }
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out), lo);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + 8), hi);
+  }
+}
+
 template <bool kSigned, int kPairs>
 struct Avx2Blocks {
-  static int64_t run(const uint8_t* base, const int64_t* off, int64_t pairs, int64_t c, const int16_t* w_pairs,
-                     int32_t* out) {
-    const int64_t n = kPairs > 0 ? kPairs : pairs, c16 = c / 16 * 16;
+  static int64_t run(const uint8_t* x, int64_t ow, int64_t pixel, const int64_t* off, int64_t pairs, int64_t c,
+                     const int16_t* w_pairs, int32_t* acc) {
+    const int64_t c16 = c / 16 * 16;
     for (int64_t ch = 0; ch < c16; ch += 16) {
-      __m256i lo = _mm256_setzero_si256(), hi = lo;
-      const int16_t* w = w_pairs + ch * 2;
-      for (int64_t p = 0; p < n; ++p, w += c * 2) {
-        const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(base + off[2 * p] + ch));
-        const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(base + off[2 * p + 1] + ch));
-        const __m256i wl = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w));
-        const __m256i wh = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + 16));
-        lo = _mm256_add_epi32(lo, _mm256_madd_epi16(widen<kSigned>(_mm_unpacklo_epi8(a, b)), wl));
-        hi = _mm256_add_epi32(hi, _mm256_madd_epi16(widen<kSigned>(_mm_unpackhi_epi8(a, b)), wh));
+      if constexpr (kPairs > 0) {
+        block_row<kSigned>(x + ch, ow, pixel, off, kPairs, HeldPairs<kPairs>(w_pairs + ch * 2, c), acc + ch, c);
+      } else {
+        block_row<kSigned>(x + ch, ow, pixel, off, pairs, LoadedPairs{w_pairs + ch * 2, c}, acc + ch, c);
       }
-      _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + ch), lo);
-      _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + ch + 8), hi);
     }
     return c16;
   }
