@@ -74,6 +74,8 @@ def _conv(g, x, rng, cin, cout, k, stride, pad, dil, groups, weight_zp=0, weight
 CASES = [
     # cin, cout, kernel, stride, pad, dilation, groups, h, w
     (3, 21, (7, 7), 2, 3, 1, 1, 19, 23),
+    (3, 64, (7, 7), 2, 3, 1, 1, 21, 26),  # window columns: one run of 148 bytes for 7 runs of 24
+    (1, 96, (5, 3), 1, 2, 1, 1, 30, 29),  # window columns of 1 channel: 15 bytes for 5 runs of 4
     (17, 33, (3, 3), 1, 1, 1, 1, 9, 11),
     (64, 40, (3, 3), 2, 1, 1, 1, 15, 14),
     (16, 16, (1, 1), 1, 0, 1, 1, 7, 5),
@@ -99,10 +101,16 @@ def test_conv_u8s8_equals_int16(case, input_zp, mode, monkeypatch):
     # A conv of one group, dilation 1 along x and not pointwise (1x1, stride 1, no padding) reads its
     # rows in place in the padded input (kernels.h, U8RowRuns) instead of copying im2col rows.
     in_place = groups == 1 and dil == 1 and not (k == (1, 1) and stride == 1 and pad == 0)
+    # Where rounding each kernel row's kw * cin bytes up to 4 adds more than 1/8 to k and saves at least
+    # 20 multiply-adds per byte copied, the rows in place are window columns (one run per pixel).
+    run_len = (k[1] * cin + 3) // 4 * 4
+    kq = (k[0] * k[1] * cin + 3) // 4 * 4
+    columns = 8 * k[0] * run_len > 9 * kq and cout * (k[0] * run_len - kq) >= 20 * stride * k[0] * cin
     np.testing.assert_array_equal(captured["q"], q)  # the bytes are the ones intended
     # zx = 255 exceeds every bound but 255 (weights with pairs |w1| + |w2| <= 128).
     expect_u8s8 = mode != "dense" and not (pad > 0 and input_zp == 255)
-    assert kernels == [("gemm_u8s8_runs" if in_place else "gemm_u8s8") if expect_u8s8 else "gemm_s16"]
+    in_place_name = "gemm_u8s8_columns" if columns else "gemm_u8s8_runs"
+    assert kernels == [(in_place_name if in_place else "gemm_u8s8") if expect_u8s8 else "gemm_s16"]
 
 
 @pytest.mark.parametrize("rows, k, n", [(1, 512, 1000), (13, 37, 21), (7, 1, 3), (20, 64, 16)])
@@ -167,3 +175,21 @@ def test_in_place_runs_pair_weights_differently(monkeypatch):
     g.mark_output(g.add_node("dequantize", [y], "dq", "dq", "float32"))
     _, kernels = _run(g, _input(np.full((1, 3, 5, 5), 255), 0), monkeypatch)
     assert kernels == ["gemm_s16"]  # every byte above the bound: the int16 path
+
+
+def test_window_columns_pair_weights_differently(monkeypatch):
+    """Window columns order k as (kx, ky, channel): a 3-channel 7x7 conv pairs channel 2 of kernel row 0
+    with channel 0 of kernel row 1 (column 0), which im2col's order and the runs keep apart. The input
+    bound must hold for that pairing too: with every byte above it the layer takes the int16 path, and
+    with bytes below it the window columns, on both sets alike."""
+    w = np.zeros((64, 3, 7, 7), np.int8)
+    w[:, 2, 0, 0] = w[:, 0, 1, 0] = 127  # columns' k = 2 and 3; im2col's 2 and 21; the runs' 2 and 24
+    config = np.array([2, 2, 2, 3, 3, 1, 1, 0, 0, 1, 0], np.int64)
+    for byte, expected in ((255, "gemm_s16"), (100, "gemm_u8s8_columns")):
+        g = _core.Graph()
+        x = g.add_node("quantize", [g.add_input("x", [1, 3, 16, 16])], "q", "q", "uint8", SCALE, 0)
+        y = g.add_conv2d(x, "conv", "conv", 3, config, w, np.full(64, 1e-3), np.zeros(64, np.int64), 0,
+                         np.zeros(64, np.float32), False, "uint8", 0.5, 0)
+        g.mark_output(g.add_node("dequantize", [y], "dq", "dq", "float32"))
+        _, kernels = _run(g, _input(np.full((1, 3, 16, 16), byte), 0), monkeypatch)
+        assert kernels == [expected]

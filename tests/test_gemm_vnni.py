@@ -24,7 +24,9 @@ def _compare(graph: _core.Graph, q: np.ndarray, zp: int, monkeypatch, threads: i
     """Runs the graph on the bytes q with the VNNI and the scalar int16 kernels; both must agree at every node.
 
     ``kernel``: the GEMM the VNNI executor must report: no input sends it to the int16 path, and a conv
-    that is not pointwise reads its rows in place (gemm_u8s8_runs) instead of copying im2col rows.
+    that is not pointwise reads its rows in place (gemm_u8s8_runs; gemm_u8s8_columns for the 3-channel
+    7x7 conv, whose kernel rows of 21 bytes it reads as one run of window columns) instead of copying
+    im2col rows.
     """
     x = ((q - zp) * SCALE).astype(np.float32)
     vnni = _core.Executor(graph, "int32_bias", "avx512vnni", threads)
@@ -67,7 +69,8 @@ def test_conv_vnni_equals_scalar_on_any_byte(cin, cout, k, stride, pad, h, w, in
     q = rng.integers(0, 256, (2, cin, h, w))
     q[..., 0, :] = 255  # a full row of the largest byte
     pointwise = k == 1 and stride == 1 and pad == 0
-    _compare(g, q, input_zp, monkeypatch, kernel="gemm_u8s8" if pointwise else "gemm_u8s8_runs")
+    in_place = "gemm_u8s8_columns" if cin == 3 else "gemm_u8s8_runs"
+    _compare(g, q, input_zp, monkeypatch, kernel="gemm_u8s8" if pointwise else in_place)
 
 
 @pytest.mark.parametrize("rows, k, n", [(1, 512, 1000), (5, 4, 1), (13, 37, 63), (6, 3, 65), (7, 64, 128)])

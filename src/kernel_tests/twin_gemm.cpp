@@ -1,4 +1,5 @@
-// Twin checks of the two GEMMs and the byte clamp that prepares the u8 x s8 GEMM's input.
+// Twin checks of the two GEMMs, the byte clamp that prepares the u8 x s8 GEMM's input and the
+// window columns that the implicit-GEMM conv reads in runs.
 #include <string>
 
 #include "kernel_tests/twin_check.h"
@@ -66,6 +67,21 @@ void check_gemm_u8s8_runs(TwinContext& ctx, int64_t m, int64_t runs, int64_t run
                                   " run_len=" + std::to_string(run_len) + " n=" + std::to_string(n));
 }
 
+// window_columns from kh rows (row_stride apart, a few bytes between them) of width pixels of c
+// bytes; only the kh * c * width bytes of the contract are compared (the SIMD form may write past them).
+void check_window_columns(TwinContext& ctx, int64_t kh, int64_t c, int64_t width) {
+  const int64_t row_stride = width * c + ctx.uniform(0, 5);
+  const std::vector<uint8_t> rows = ctx.bytes((kh - 1) * row_stride + width * c + kWindowColumnsSlack);
+  const int64_t n = kh * c * width;
+  std::vector<uint8_t> want(n + kWindowColumnsSlack), got(n + kWindowColumnsSlack);
+  ctx.ref.window_columns(rows.data(), row_stride, kh, c, width, want.data());
+  ctx.simd.window_columns(rows.data(), row_stride, kh, c, width, got.data());
+  want.resize(n);
+  got.resize(n);
+  ctx.expect_equal(want, got, "window_columns kh=" + std::to_string(kh) + " c=" + std::to_string(c) +
+                                  " width=" + std::to_string(width));
+}
+
 void check_clamp(TwinContext& ctx, int64_t n) {
   const uint8_t bound = static_cast<uint8_t>(ctx.uniform(0, 255));
   const std::vector<uint8_t> x = ctx.bytes(n);
@@ -110,6 +126,9 @@ void twin_gemm(TwinContext& ctx) {
         for (int64_t run_len : {4, 24, 196})
           for (int64_t n : {1, 17, 64, 65}) check_gemm_u8s8_runs(ctx, m, runs, run_len, n, a_max);
     check_gemm_u8s8_runs(ctx, 13, 2, 128, 200, a_max);
+    for (int64_t kh = 1; kh <= 9; ++kh)
+      for (int64_t c : {1, 3, 4})
+        for (int64_t width : {1, 7, 8, 9, 16, 23, 229}) check_window_columns(ctx, kh, c, width);
   }
 }
 

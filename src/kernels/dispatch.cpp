@@ -177,7 +177,7 @@ const KernelSet& scalar_kernels() {
                               dequantize_scalar, add_float_scalar, add_fixed_scalar,    relu_scalar,
                               max_pool2d_scalar, adaptive_avg_pool2d_scalar, lookup_scalar, mul_scalar,
                               avg_pool2d_scalar, batch_norm_scalar, gemm_u8s8_scalar, clamp_u8_scalar,
-                              false,             gemm_u8s8_runs_scalar, winograd_input_scalar,
+                              false,             gemm_u8s8_runs_scalar, window_columns_scalar, winograd_input_scalar,
                               winograd_output_scalar, false,   interleave4_scalar,
                               depthwise_quads_scalar, false};
   return k;
@@ -189,7 +189,7 @@ const KernelSet& avx2_kernels() {
                               dequantize_avx2, add_float_avx2, add_fixed_avx2,    relu_avx2,
                               max_pool2d_avx2, adaptive_avg_pool2d_avx2, lookup_avx2, mul_avx2,
                               avg_pool2d_avx2, batch_norm_avx2, gemm_u8s8_avx2, clamp_u8_avx2,
-                              false,           gemm_u8s8_runs_avx2, winograd_input_avx2,
+                              false,           gemm_u8s8_runs_avx2, window_columns_avx2, winograd_input_avx2,
                               winograd_output_avx2, true,      interleave4_avx2,
                               depthwise_quads_avx2, true};
   return k;

@@ -311,8 +311,9 @@ void gemm_rows_in_place(const KernelSet& k, const uint8_t* x, const ConvGeometry
                         int64_t r1, int64_t j0, int64_t j1, int32_t* c, int64_t ldc) {
   const int64_t wp = g.w + 2 * L.pw, pixels = g.oh * g.ow, row_bytes = wp * g.cin;
   const int64_t window = (L.kh - 1) * L.dh + 1;  // padded rows read by one output row
-  // gemm_u8s8_runs reads up to 3 bytes past a window's last run (kernels.h, U8RowRuns).
-  constexpr int64_t kSlack = 4;
+  // gemm_u8s8_runs reads up to 3 bytes past a window's last run (kernels.h, U8RowRuns), and
+  // window_columns up to kWindowColumnsSlack past its rows and its output.
+  constexpr int64_t kSlack = kWindowColumnsSlack;
   for (int64_t s0 = r0; s0 < r1;) {
     const int64_t b = s0 / pixels, s1 = std::min(r1, (b + 1) * pixels);
     const int64_t oy0 = (s0 - b * pixels) / g.ow, oy1 = (s1 - 1 - b * pixels) / g.ow + 1;
@@ -323,12 +324,27 @@ void gemm_rows_in_place(const KernelSet& k, const uint8_t* x, const ConvGeometry
     std::memset(padded + padded_bytes, 0, kSlack);
     const uint8_t** rows = thread_scratch<const uint8_t*, 0>(static_cast<size_t>(s1 - s0));
     int64_t oy = oy0, ox = (s0 - b * pixels) % g.ow;
-    for (int64_t r = s0; r < s1; ++r, ++ox) {
-      if (ox == g.ow) ox = 0, ++oy;
-      rows[r - s0] = padded + (oy * L.sh - py0) * row_bytes + ox * L.sw * g.cin;
+    if (L.window_columns) {
+      // Output row oy's columns at columns + (oy - oy0) * column_row: input pixels [0, used) of its
+      // kh padded rows, kh * cin bytes each; its pixel ox's window starts at pixel ox * sw.
+      const int64_t used = (g.ow - 1) * L.sw + L.kw, pixel_bytes = L.kh * g.cin, column_row = used * pixel_bytes;
+      uint8_t* columns = thread_scratch<uint8_t, 0>(static_cast<size_t>((oy1 - oy0) * column_row + kSlack));
+      for (int64_t y = oy0; y < oy1; ++y)
+        k.window_columns(padded + (y * L.sh - py0) * row_bytes, L.dh * row_bytes, L.kh, g.cin, used,
+                         columns + (y - oy0) * column_row);
+      std::memset(columns + (oy1 - oy0) * column_row, 0, kSlack);
+      for (int64_t r = s0; r < s1; ++r, ++ox) {
+        if (ox == g.ow) ox = 0, ++oy;
+        rows[r - s0] = columns + (oy - oy0) * column_row + ox * L.sw * pixel_bytes;
+      }
+    } else {
+      for (int64_t r = s0; r < s1; ++r, ++ox) {
+        if (ox == g.ow) ox = 0, ++oy;
+        rows[r - s0] = padded + (oy * L.sh - py0) * row_bytes + ox * L.sw * g.cin;
+      }
     }
-    const int64_t kq = L.kh * L.run_len;
-    k.gemm_u8s8_runs(U8RowRuns{rows, L.kh, L.run_len, L.dh * row_bytes}, s1 - s0, L.runs_b() + j0 * kq, j1 - j0,
+    const int64_t kq = L.runs() * L.run_len;
+    k.gemm_u8s8_runs(U8RowRuns{rows, L.runs(), L.run_len, L.dh * row_bytes}, s1 - s0, L.runs_b() + j0 * kq, j1 - j0,
                      c + (s0 - r0) * ldc, ldc);
     s0 = s1;
   }
@@ -389,7 +405,8 @@ const char* run_gemm(const OpArgs& a, const PreparedLayer& L, const ConvGeometry
       store(a, L, cbuf, r0, r1, grp * cpg + j0, j1 - j0, cpg, u8s8, out);
     }
   });
-  return in_place ? "gemm_u8s8_runs" : u8s8 ? "gemm_u8s8" : "gemm_s16";
+  if (in_place) return L.window_columns ? "gemm_u8s8_columns" : "gemm_u8s8_runs";
+  return u8s8 ? "gemm_u8s8" : "gemm_s16";
 }
 
 }  // namespace

@@ -18,7 +18,8 @@ namespace qnnpy {
 // at least one. The GEMM is uint8 x int8 when the layer has that path and this input
 // cannot saturate its int16 pair sums (its rows read in place for convs where the kernel
 // set can, im2col copies otherwise), exact int16 otherwise. Returns the kernel used:
-// "depthwise_quads", "depthwise", "winograd", "gemm_u8s8_runs", "gemm_u8s8" or "gemm_s16". `spatial`: a
+// "depthwise_quads", "depthwise", "winograd", "gemm_u8s8_runs" (rows in place, a run per kernel row),
+// "gemm_u8s8_columns" (one run of window columns), "gemm_u8s8" or "gemm_s16". `spatial`: a
 // conv2d node (NCHW input), otherwise a linear one (rows of the last axis).
 // With `to_float` (a layer prepared by prepare_float_output_layer), the accumulators are not
 // requantized but scaled to float32 into the output's Buffer::f (NCHW for a conv, rows for a

@@ -144,19 +144,31 @@ void prepare_u8s8(const Param& w, DType input_dtype, PreparedLayer& L) {
   // than twice the window's height most of them would be padded for nothing (im2col copies the windows).
   const int64_t window_h = (L.kh - 1) * L.dh + 1;
   if (L.groups == 1 && L.dw == 1 && !L.pointwise() && L.sh <= 2 * window_h) {
-    const int64_t span = L.kw * L.cin_per_group;  // the bytes of one kernel row
+    const int64_t span = L.kw * L.cin_per_group, cg = L.cin_per_group;  // span: the bytes of one kernel row
     L.run_len = (span + 3) / 4 * 4;
-    if (L.run_len != span && L.kh > 1) {  // otherwise the runs are packed_b_u8s8's rows
-      std::vector<int8_t> b_runs(static_cast<size_t>(L.kh * L.run_len * L.cout_per_group), 0);
+    // Window columns where the runs' rounding adds more than 1/8 to k and the multiply-adds it saves
+    // per output pixel repay copying the pixel's sw new columns of kh * cin bytes (about 20 per byte
+    // on AMD EPYC Zen 4: ResNet-18's conv1 gains on the avx2 and avx512vnni sets, MobileNetV2's 3x3
+    // first conv of 32 channels would lose on avx512vnni; benchmarks/RESULTS.md).
+    const int64_t saved = L.cout_per_group * (L.kh * L.run_len - L.kq), copied = L.sw * L.kh * cg;
+    L.window_columns = L.kh > 1 && 8 * L.kh * L.run_len > 9 * L.kq && saved >= 20 * copied;
+    if (L.window_columns) L.run_len = L.kq;
+    if (L.window_columns || (L.run_len != span && L.kh > 1)) {  // otherwise the runs are packed_b_u8s8's rows
+      const int64_t k_in_place = L.runs() * L.run_len;
+      std::vector<int8_t> b_runs(static_cast<size_t>(k_in_place * L.cout_per_group), 0);
       for (int64_t ky = 0; ky < L.kh; ++ky)
-        for (int64_t t = 0; t < span; ++t)
-          for (int64_t j = 0; j < L.cout_per_group; ++j)
-            b_runs[(ky * L.run_len + t) * L.cout_per_group + j] =
-                static_cast<int8_t>(bs[0][(ky * span + t) * L.cout_per_group + j]);
-      L.packed_b_runs.resize(packed_b_u8s8_size(L.kh * L.run_len, L.cout_per_group));
-      pack_b_u8s8(b_runs.data(), L.kh * L.run_len, L.cout_per_group, L.packed_b_runs.data());
-      // The runs pair the weights differently (a zero after each kernel row): both pairings must fit.
-      pair_bound = std::max(pair_bound, max_pair_sum(b_runs, L.kh * L.run_len, L.cout_per_group));
+        for (int64_t kx = 0; kx < L.kw; ++kx)
+          for (int64_t ic = 0; ic < cg; ++ic) {
+            const int64_t at = L.window_columns ? (kx * L.kh + ky) * cg + ic : ky * L.run_len + kx * cg + ic;
+            const int64_t from = ky * span + kx * cg + ic;  // im2col's order
+            for (int64_t j = 0; j < L.cout_per_group; ++j)
+              b_runs[at * L.cout_per_group + j] = static_cast<int8_t>(bs[0][from * L.cout_per_group + j]);
+          }
+      L.packed_b_runs.resize(packed_b_u8s8_size(k_in_place, L.cout_per_group));
+      pack_b_u8s8(b_runs.data(), k_in_place, L.cout_per_group, L.packed_b_runs.data());
+      // The in-place A pairs the weights differently (a zero after each kernel row, or the columns'
+      // order): both pairings must fit.
+      pair_bound = std::max(pair_bound, max_pair_sum(b_runs, k_in_place, L.cout_per_group));
     }
   }
   L.x_bound = x_bound_for(pair_bound);

@@ -27,8 +27,14 @@ struct PreparedLayer {
   // does not qualify (groups > 1, dilation along x, pointwise(): rows are input pixels, or a
   // stride along y of more than twice the window's height).
   int64_t run_len = 0;
-  // B for k = kh * run_len, zero weights at the rounding bytes; empty when that is
-  // packed_b_u8s8 itself (no rounding, or one kernel row).
+  // Where rounding each kernel row up to 4 bytes would add more than 1/8 to k (few input channels,
+  // as in ResNet's 7x7 conv1: 7 runs of 24 bytes for 147), a task copies each output row's window
+  // columns (kernel rows of one input column side by side: im2col.h, window_columns) and A is one
+  // run of run_len = kq bytes per output pixel, k in the order (kx, ky, channel).
+  bool window_columns = false;
+  // B for the in-place A: k = kh * run_len with zero weights at the rounding bytes, or with
+  // window_columns k = kq in the columns' order; empty when that is packed_b_u8s8 itself (no
+  // rounding, or one kernel row).
   std::vector<int8_t> packed_b_runs;
   // Integer Winograd F(2x2, 3x3) (kernels.h): 16 int16 matrices U_e = Gs g Gs^T (cin x cout), each
   // packed by pack_b. Empty unless prepare_winograd found the layer a 3x3 conv of stride 1, dilation
@@ -60,6 +66,8 @@ struct PreparedLayer {
   // A 1x1 conv of stride 1, no padding, one group: the GEMM rows are the input pixels.
   bool pointwise() const { return kh == 1 && kw == 1 && sh == 1 && sw == 1 && ph == 0 && pw == 0 && groups == 1; }
   const int8_t* runs_b() const { return packed_b_runs.empty() ? packed_b_u8s8.data() : packed_b_runs.data(); }
+  // The runs of the in-place A per output pixel: one per kernel row, or one window of columns.
+  int64_t runs() const { return window_columns ? 1 : kh; }
   // With `raw_x`, the accumulators are sums x (w - zw), corrected through the bias.
   RequantParams requant(int64_t channel_offset, bool raw_x = false) const {
     const int32_t* ib = (raw_x ? ibias_raw_x : ibias).data();

@@ -9,7 +9,7 @@ const KernelSet& neon_kernels() {
                               dequantize_neon,  add_float_neon,  add_fixed_neon,     relu_neon,
                               max_pool2d_neon,  adaptive_avg_pool2d_neon, lookup_neon, mul_neon,
                               avg_pool2d_neon,  batch_norm_neon, gemm_u8s8_neon,    clamp_u8_neon,
-                              false,            nullptr,           winograd_input_scalar,
+                              false,            nullptr,          nullptr,             winograd_input_scalar,
                               winograd_output_scalar, false,   nullptr,
                               nullptr,          false};
   return k;
