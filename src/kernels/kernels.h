@@ -195,7 +195,7 @@ struct U8RowRuns {
   int64_t runs, run_len, run_stride;
 };
 
-// Bytes past its rows and past its output that KernelSet::window_columns may touch.
+// Bytes past its output that KernelSet::window_columns may write.
 constexpr int64_t kWindowColumnsSlack = 16;
 
 // Integer Winograd F(2x2, 3x3) (runtime/conv_runner.cpp): per channel, a 4x4 input tile d gives
@@ -259,12 +259,11 @@ struct KernelSet {
   // sets that have none (the runtime then copies im2col rows for gemm_u8s8).
   void (*gemm_u8s8_runs)(const U8RowRuns& a, int64_t m, const int8_t* b_packed, int64_t n, int32_t* c, int64_t ldc);
   // The window columns of one output row for gemm_u8s8_runs (runtime PreparedLayer::window_columns):
-  // from kh rows of c bytes per pixel (row ky at top + ky * row_stride), dst[(px * kh + ky) * c + ch]
-  // = row ky's byte (px, ch) for px < width, so that a kw x kh window is one run of kw * kh * c
-  // bytes. May read up to kWindowColumnsSlack bytes past row ky's pixel width - 1 and write up to
-  // that many past dst's kh * c * width bytes (callers leave room for both); null where
-  // gemm_u8s8_runs is.
-  void (*window_columns)(const uint8_t* top, int64_t row_stride, int64_t kh, int64_t c, int64_t width, uint8_t* dst);
+  // from kh rows of c bytes per pixel, dst[(px * kh + ky) * c + ch] = rows[ky][px * c + ch] for
+  // px < width, so that a kw x kh window is one run of kw * kh * c bytes. Reads nothing past a row's
+  // width * c bytes; may write up to kWindowColumnsSlack bytes past dst's kh * c * width (callers
+  // leave room). Null where gemm_u8s8_runs is.
+  void (*window_columns)(const uint8_t* const* rows, int64_t kh, int64_t c, int64_t width, uint8_t* dst);
   // Winograd F(2x2, 3x3) transforms of one row of tiles (WinogradInput / WinogradOutput above).
   void (*winograd_input)(const uint8_t* x, const WinogradInput& s, int16_t* v);
   void (*winograd_output)(const int32_t* m, const WinogradOutput& s, int32_t* y);

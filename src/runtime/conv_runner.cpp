@@ -303,41 +303,64 @@ void run_winograd(const OpArgs& a, const PreparedLayer& L, int64_t batch, const 
   });
 }
 
+// The window columns (PreparedLayer::window_columns) of output rows [oy0, oy1) of image b, one after
+// another, each `pixels_used` input pixels ((ow - 1) sw + kw) of kh * cin bytes, read straight from the
+// input: kernel rows above or below the image read a row of zx, pixels left or right of it are zx.
+const uint8_t* window_columns_of_rows(const KernelSet& k, const uint8_t* x, const ConvGeometry& g,
+                                      const PreparedLayer& L, int64_t b, int64_t oy0, int64_t oy1) {
+  const int64_t c = g.cin, pixel = L.kh * c, used = (g.ow - 1) * L.sw + L.kw, column_row = used * pixel;
+  // Pixel px holds input column px - pw: those of [left, right) lie in the image.
+  const int64_t left = std::min(used, L.pw), right = std::min(used, L.pw + g.w);
+  const uint8_t zx = static_cast<uint8_t>(L.input_zp);
+  uint8_t* columns = thread_scratch<uint8_t, 0>(static_cast<size_t>((oy1 - oy0) * column_row + kWindowColumnsSlack));
+  uint8_t* zx_row = thread_scratch<uint8_t, 4>(static_cast<size_t>(g.w * c));
+  std::memset(zx_row, zx, static_cast<size_t>(g.w * c));
+  const uint8_t** rows = thread_scratch<const uint8_t*, 1>(static_cast<size_t>(L.kh));
+  for (int64_t oy = oy0; oy < oy1; ++oy) {
+    uint8_t* dst = columns + (oy - oy0) * column_row;
+    for (int64_t ky = 0; ky < L.kh; ++ky) {
+      const int64_t iy = oy * L.sh - L.ph + ky * L.dh;
+      rows[ky] = iy >= 0 && iy < g.h ? x + (b * g.h + iy) * g.w * c : zx_row;
+    }
+    std::memset(dst, zx, static_cast<size_t>(left * pixel));
+    k.window_columns(rows, L.kh, c, right - left, dst + left * pixel);
+    // After the kernel, which may write past its pixels.
+    std::memset(dst + right * pixel, zx, static_cast<size_t>((used - right) * pixel));
+  }
+  // gemm_u8s8_runs reads up to 3 bytes past the last window (kernels.h, U8RowRuns).
+  std::memset(columns + (oy1 - oy0) * column_row, 0, 4);
+  return columns;
+}
+
 // Rows [r0, r1) of the implicit-GEMM conv into c (rows r - r0, leading dimension ldc), columns
 // [j0, j1): per image, the task pads the input rows its output rows read (zx at the border,
-// as im2col_u8 places it), points each output pixel at its window there and runs
-// gemm_u8s8_runs, which reads each kernel row's kw * cin bytes in place.
+// as im2col_u8 places it), or copies their window columns, points each output pixel at its
+// window there and runs gemm_u8s8_runs, which reads each kernel row's kw * cin bytes in place
+// (or the window's columns as one run).
 void gemm_rows_in_place(const KernelSet& k, const uint8_t* x, const ConvGeometry& g, const PreparedLayer& L, int64_t r0,
                         int64_t r1, int64_t j0, int64_t j1, int32_t* c, int64_t ldc) {
   const int64_t wp = g.w + 2 * L.pw, pixels = g.oh * g.ow, row_bytes = wp * g.cin;
   const int64_t window = (L.kh - 1) * L.dh + 1;  // padded rows read by one output row
-  // gemm_u8s8_runs reads up to 3 bytes past a window's last run (kernels.h, U8RowRuns), and
-  // window_columns up to kWindowColumnsSlack past its rows and its output.
-  constexpr int64_t kSlack = kWindowColumnsSlack;
+  // gemm_u8s8_runs reads up to 3 bytes past a window's last run (kernels.h, U8RowRuns).
+  constexpr int64_t kSlack = 4;
   for (int64_t s0 = r0; s0 < r1;) {
     const int64_t b = s0 / pixels, s1 = std::min(r1, (b + 1) * pixels);
     const int64_t oy0 = (s0 - b * pixels) / g.ow, oy1 = (s1 - 1 - b * pixels) / g.ow + 1;
-    const int64_t py0 = oy0 * L.sh, py1 = (oy1 - 1) * L.sh + window;
-    const int64_t padded_bytes = (py1 - py0) * row_bytes;
-    uint8_t* padded = thread_scratch<uint8_t, 3>(static_cast<size_t>(padded_bytes + kSlack));
-    pad_rows(x, b, py0, py1, g, L, padded);
-    std::memset(padded + padded_bytes, 0, kSlack);
     const uint8_t** rows = thread_scratch<const uint8_t*, 0>(static_cast<size_t>(s1 - s0));
     int64_t oy = oy0, ox = (s0 - b * pixels) % g.ow;
     if (L.window_columns) {
-      // Output row oy's columns at columns + (oy - oy0) * column_row: input pixels [0, used) of its
-      // kh padded rows, kh * cin bytes each; its pixel ox's window starts at pixel ox * sw.
-      const int64_t used = (g.ow - 1) * L.sw + L.kw, pixel_bytes = L.kh * g.cin, column_row = used * pixel_bytes;
-      uint8_t* columns = thread_scratch<uint8_t, 0>(static_cast<size_t>((oy1 - oy0) * column_row + kSlack));
-      for (int64_t y = oy0; y < oy1; ++y)
-        k.window_columns(padded + (y * L.sh - py0) * row_bytes, L.dh * row_bytes, L.kh, g.cin, used,
-                         columns + (y - oy0) * column_row);
-      std::memset(columns + (oy1 - oy0) * column_row, 0, kSlack);
+      const uint8_t* columns = window_columns_of_rows(k, x, g, L, b, oy0, oy1);
+      const int64_t pixel_bytes = L.kh * g.cin, column_row = ((g.ow - 1) * L.sw + L.kw) * pixel_bytes;
       for (int64_t r = s0; r < s1; ++r, ++ox) {
         if (ox == g.ow) ox = 0, ++oy;
         rows[r - s0] = columns + (oy - oy0) * column_row + ox * L.sw * pixel_bytes;
       }
     } else {
+      const int64_t py0 = oy0 * L.sh, py1 = (oy1 - 1) * L.sh + window;
+      const int64_t padded_bytes = (py1 - py0) * row_bytes;
+      uint8_t* padded = thread_scratch<uint8_t, 3>(static_cast<size_t>(padded_bytes + kSlack));
+      pad_rows(x, b, py0, py1, g, L, padded);
+      std::memset(padded + padded_bytes, 0, kSlack);
       for (int64_t r = s0; r < s1; ++r, ++ox) {
         if (ox == g.ow) ox = 0, ++oy;
         rows[r - s0] = padded + (oy * L.sh - py0) * row_bytes + ox * L.sw * g.cin;

@@ -11,8 +11,7 @@ void gemm_s16_avx2(const int16_t* a, int64_t m, int64_t kp, const int16_t* b_pac
                      int64_t ldc);
 void gemm_u8s8_avx2(const uint8_t* a, int64_t m, int64_t kq, const int8_t* b_packed, int64_t n, int32_t* c,
                       int64_t ldc);
-void window_columns_avx2(const uint8_t* top, int64_t row_stride, int64_t kh, int64_t c, int64_t width,
-                         uint8_t* dst);
+void window_columns_avx2(const uint8_t* const* rows, int64_t kh, int64_t c, int64_t width, uint8_t* dst);
 void winograd_input_avx2(const uint8_t* x, const WinogradInput& s, int16_t* v);
 void winograd_output_avx2(const int32_t* m, const WinogradOutput& s, int32_t* y);
 void gemm_u8s8_runs_avx2(const U8RowRuns& a, int64_t m, const int8_t* b_packed, int64_t n, int32_t* c, int64_t ldc);

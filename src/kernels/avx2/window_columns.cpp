@@ -4,7 +4,7 @@
 // pixels are transposed (vpunpck{l,h}dq, vpunpck{l,h}qdq), and each pixel's rows 0-3 and 4-7 are
 // packed back to 3 bytes a row and stored as 16 bytes each, the second store 12 bytes after the
 // first; the bytes past a pixel's kh * 3 are rewritten by the next pixel (or lie past dst's end).
-// Other channel counts, taller windows and the last width % 8 pixels go the scalar way.
+// Other channel counts, taller windows and the last pixels of a row go the scalar way.
 #include <immintrin.h>
 
 #include <algorithm>
@@ -60,20 +60,23 @@ inline void eight_pixels(const uint8_t* const* rows, int64_t px, int64_t pixel, 
 
 }  // namespace
 
-void window_columns_avx2(const uint8_t* top, int64_t row_stride, int64_t kh, int64_t c, int64_t width,
-                         uint8_t* dst) {
-  if (c != 3 || kh > 8) return window_columns_scalar(top, row_stride, kh, c, width, dst);
+void window_columns_avx2(const uint8_t* const* rows, int64_t kh, int64_t c, int64_t width, uint8_t* dst) {
+  if (c != 3 || kh > 8) return window_columns_scalar(rows, kh, c, width, dst);
   // Rows past kh repeat row kh - 1: their bytes land past each pixel's kh * 3 and are rewritten.
-  const uint8_t* rows[8];
-  for (int64_t ky = 0; ky < 8; ++ky) rows[ky] = top + std::min(ky, kh - 1) * row_stride;
+  const uint8_t* eight[8];
+  for (int64_t ky = 0; ky < 8; ++ky) eight[ky] = rows[std::min(ky, kh - 1)];
   const int64_t pixel = kh * 3;
+  // A step reads a row's bytes [3 px, 3 px + 28) (its 8 pixels and 4 bytes more): steps stop where
+  // that would pass the row's width * 3 bytes, and the scalar loop does the rest.
   int64_t px = 0;
   if (kh > 4) {
-    for (; px + 8 <= width; px += 8) eight_pixels<true>(rows, px, pixel, dst + px * pixel);
+    for (; px + 10 <= width; px += 8) eight_pixels<true>(eight, px, pixel, dst + px * pixel);
   } else {
-    for (; px + 8 <= width; px += 8) eight_pixels<false>(rows, px, pixel, dst + px * pixel);
+    for (; px + 10 <= width; px += 8) eight_pixels<false>(eight, px, pixel, dst + px * pixel);
   }
-  window_columns_scalar(top + px * 3, row_stride, kh, 3, width - px, dst + px * kh * 3);
+  const uint8_t* rest[8];
+  for (int64_t ky = 0; ky < kh; ++ky) rest[ky] = rows[ky] + px * 3;
+  window_columns_scalar(rest, kh, 3, width - px, dst + px * pixel);
 }
 
 }  // namespace qnnpy

@@ -6,10 +6,9 @@
 
 namespace qnnpy {
 
-void window_columns_scalar(const uint8_t* top, int64_t row_stride, int64_t kh, int64_t c, int64_t width,
-                           uint8_t* dst) {
+void window_columns_scalar(const uint8_t* const* rows, int64_t kh, int64_t c, int64_t width, uint8_t* dst) {
   for (int64_t px = 0; px < width; ++px)
-    for (int64_t ky = 0; ky < kh; ++ky, dst += c) std::memcpy(dst, top + ky * row_stride + px * c, static_cast<size_t>(c));
+    for (int64_t ky = 0; ky < kh; ++ky, dst += c) std::memcpy(dst, rows[ky] + px * c, static_cast<size_t>(c));
 }
 
 }  // namespace qnnpy
