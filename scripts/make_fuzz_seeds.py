@@ -119,7 +119,8 @@ def pt2e_graphs() -> dict[str, tuple[torch.fx.GraphModule, tuple[torch.Tensor]]]
 
 def ir_graphs() -> dict[str, bytes]:
     """Graphs built directly in the IR, for paths no small test model takes: a stride-1 depthwise
-    conv over uint8 inputs (zero point 0, after a ReLU), which the x86 sets run on quads of rows."""
+    conv over uint8 inputs (zero point 0, after a ReLU), which the x86 sets run on quads of rows, and a
+    7x7 stride-2 conv of 3 input and 48 output channels, which they run on window columns."""
     rng = np.random.default_rng(4)
     g = qnnpy._core.Graph()
     x = g.add_node("quantize", [g.add_input("x", [1, 16, 10, 9])], "quant", "quant", "uint8", 0.05, 0)
@@ -128,7 +129,17 @@ def ir_graphs() -> dict[str, bytes]:
                      rng.uniform(1e-3, 5e-2, 16), np.zeros(16, np.int64), 0, rng.standard_normal(16).astype(np.float32),
                      True, "uint8", 0.1, 0)
     g.mark_output(g.add_node("dequantize", [y], "dequant", "dequant", "float32"))
-    return {"depthwise_stride1_quads.qnnpy": g.serialize()}
+    graphs = {"depthwise_stride1_quads.qnnpy": g.serialize()}
+    g = qnnpy._core.Graph()
+    x = g.add_node("quantize", [g.add_input("x", [1, 3, 15, 13])], "quant", "quant", "uint8", 0.05, 128)
+    config = np.array([2, 2, 2, 3, 3, 1, 1, 0, 0, 1, 0], np.int64)  # 7x7, stride 2, padding 3
+    # Weights within [-64, 63]: pairs of at most 128 leave every input byte within the AVX2 bound.
+    y = g.add_conv2d(x, "body.conv", "body_conv", 3, config, rng.integers(-64, 64, (48, 3, 7, 7), dtype=np.int8),
+                     rng.uniform(1e-3, 5e-2, 48), np.zeros(48, np.int64), 0, rng.standard_normal(48).astype(np.float32),
+                     True, "uint8", 0.1, 0)
+    g.mark_output(g.add_node("dequantize", [y], "dequant", "dequant", "float32"))
+    graphs["conv_window_columns.qnnpy"] = g.serialize()
+    return graphs
 
 
 def write(target: str, files: dict[str, bytes]) -> None:

@@ -193,3 +193,19 @@ def test_window_columns_pair_weights_differently(monkeypatch):
         g.mark_output(g.add_node("dequantize", [y], "dq", "dq", "float32"))
         _, kernels = _run(g, _input(np.full((1, 3, 16, 16), byte), 0), monkeypatch)
         assert kernels == [expected]
+
+
+def test_window_columns_dilated_rows_and_batches(monkeypatch):
+    """Window columns where the kernel rows are 2 input rows apart, the padding differs along y and x,
+    and images follow one another in a batch (tasks of rows that cross an image's end), on 1 and 2
+    threads (the AVX2 set runs 2): every byte against the scalar int16 conv."""
+    rng = np.random.default_rng(11)
+    g = _core.Graph()
+    x = g.add_node("quantize", [g.add_input("x", [3, 3, 23, 17])], "q", "q", "uint8", SCALE, 90)
+    config = np.array([2, 2, 2, 3, 2, 2, 1, 0, 0, 1, 0], np.int64)  # stride 2, padding (3, 2), dilation (2, 1)
+    w = rng.integers(-64, 64, (64, 3, 7, 7)).astype(np.int8)  # pairs within the bound of any byte
+    y = g.add_conv2d(x, "conv", "conv", 3, config, w, rng.uniform(1e-3, 2e-2, 64), np.zeros(64, np.int64), 0,
+                     rng.standard_normal(64).astype(np.float32), True, "uint8", 0.3, 5)
+    g.mark_output(g.add_node("dequantize", [y], "dq", "dq", "float32"))
+    _, kernels = _run(g, _input(_bytes(rng, (3, 3, 23, 17), "dense"), 90), monkeypatch)
+    assert kernels == ["gemm_u8s8_columns"]
