@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <numeric>
 
 #include "runtime/im2col.h"
 #include "runtime/parallel.h"
@@ -390,14 +391,22 @@ const char* run_gemm(const OpArgs& a, const PreparedLayer& L, const ConvGeometry
   constexpr int64_t kMaxChunkRows = 192;
   const int64_t blocks = (cpg + kGemmNR - 1) / kGemmNR;
   const bool split_columns = threads > 1 && L.groups == 1 && rows < 96 * threads;
+  const bool in_place = u8s8 && L.run_len > 0 && a.k.gemm_u8s8_runs != nullptr;
   int64_t row_chunks = (rows + kMaxChunkRows - 1) / kMaxChunkRows;
   if (threads > 1 && !split_columns) row_chunks = (row_chunks + threads - 1) / threads * threads;
-  const int64_t chunk_rows = ((rows + row_chunks - 1) / row_chunks + 5) / 6 * 6;
+  int64_t chunk_rows = ((rows + row_chunks - 1) / row_chunks + 5) / 6 * 6;
+  // A task copies the window columns of every output row it touches: chunks of whole output rows
+  // (and whole tiles) copy each row once. Up to 2 kMaxChunkRows, where every worker gets one.
+  const int64_t whole_rows = std::lcm(g.ow, int64_t{6});
+  if (in_place && L.window_columns && !split_columns && whole_rows <= 2 * kMaxChunkRows &&
+      rows >= whole_rows * threads) {
+    chunk_rows = whole_rows;
+    row_chunks = (rows + chunk_rows - 1) / chunk_rows;
+  }
   const int64_t col_chunks = split_columns ? std::min<int64_t>(blocks, threads) : 1;
   const int64_t blocks_per_chunk = (blocks + col_chunks - 1) / col_chunks;
   const int64_t tasks = row_chunks * col_chunks;
   const bool pointwise = L.pointwise() && L.kq == L.k;
-  const bool in_place = u8s8 && L.run_len > 0 && a.k.gemm_u8s8_runs != nullptr;
   parallel_chunks(tasks, threads, [&](int64_t task, int) {
     const int64_t r0 = task / col_chunks * chunk_rows, r1 = std::min(rows, r0 + chunk_rows);
     const int64_t j0 = task % col_chunks * blocks_per_chunk * kGemmNR;
