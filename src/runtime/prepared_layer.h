@@ -28,9 +28,10 @@ struct PreparedLayer {
   // stride along y of more than twice the window's height).
   int64_t run_len = 0;
   // Where rounding each kernel row up to 4 bytes would add more than 1/8 to k (few input channels,
-  // as in ResNet's 7x7 conv1: 7 runs of 24 bytes for 147), a task copies each output row's window
-  // columns (kernel rows of one input column side by side: im2col.h, window_columns) and A is one
-  // run of run_len = kq bytes per output pixel, k in the order (kx, ky, channel).
+  // as in ResNet's 7x7 conv1: 7 runs of 24 bytes for 147) and the multiply-adds saved repay a copy,
+  // a task copies each output row's window columns (kernel rows of one input column side by side:
+  // KernelSet::window_columns, conv_runner.cpp) and A is one run of run_len = kq bytes per output
+  // pixel, k in the order (kx, ky, channel).
   bool window_columns = false;
   // B for the in-place A: k = kh * run_len with zero weights at the rounding bytes, or with
   // window_columns k = kq in the columns' order; empty when that is packed_b_u8s8 itself (no

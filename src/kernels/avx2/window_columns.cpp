@@ -29,8 +29,9 @@ inline void eight_pixels(const uint8_t* const* rows, int64_t px, int64_t pixel, 
 #pragma GCC unroll 8
   for (int ky = 0; ky < kRows; ++ky) {
     const uint8_t* p = rows[ky] + px * 3;  // pixels 0-3 at p, 4-7 at p + 12
-    const __m256i v = _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))),
-                                              _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 12)), 1);
+    const __m128i low = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+    const __m128i high = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 12));
+    const __m256i v = _mm256_inserti128_si256(_mm256_castsi128_si256(low), high, 1);
     e[ky] = _mm256_shuffle_epi8(v, spread);
   }
   // u[q] (q < 4): rows 0-3 of pixels q (low half) and q + 4 (high half); u[4 + q]: rows 4-7.
@@ -46,6 +47,9 @@ inline void eight_pixels(const uint8_t* const* rows, int64_t px, int64_t pixel, 
     out[2] = _mm256_shuffle_epi8(_mm256_unpacklo_epi64(t1, t3), pack);
     out[3] = _mm256_shuffle_epi8(_mm256_unpackhi_epi64(t1, t3), pack);
   }
+  // Pixels 0-3 from the low halves, then 4-7 from the high ones, in order (each pixel's stores run
+  // past it into the next one's bytes, which that pixel then rewrites). (4 + q) % kRows is 4 + q
+  // where it is used (kHigh), and keeps the index in range where it is not.
 #pragma GCC unroll 4
   for (int q = 0; q < 4; ++q, d += pixel) {
     _mm_storeu_si128(reinterpret_cast<__m128i*>(d), _mm256_castsi256_si128(u[q]));
