@@ -54,7 +54,8 @@ def test_float_output_layers_accumulate_in_integers(monkeypatch):
     floating, float_kernels = _run(module, x)
     for i in layers:
         node = nodes[i]
-        assert integer_kernels[i] in ("gemm_u8s8", "gemm_u8s8_runs", "gemm_s16", "depthwise", "depthwise_quads"), node
+        assert integer_kernels[i] in ("gemm_u8s8", "gemm_u8s8_runs", "gemm_u8s8_columns", "gemm_s16", "depthwise",
+                                      "depthwise_quads"), node
         assert float_kernels[i] == "", node
         # Integer path: float(acc) is exact (|acc| < 2^24 here), then two float32 roundings.
         exact, bias = _exact(module, node, integer)

@@ -147,11 +147,11 @@ void prepare_u8s8(const Param& w, DType input_dtype, PreparedLayer& L) {
     const int64_t span = L.kw * L.cin_per_group, cg = L.cin_per_group;  // span: the bytes of one kernel row
     L.run_len = (span + 3) / 4 * 4;
     // Window columns where the runs' rounding adds more than 1/8 to k and the multiply-adds it saves
-    // per output pixel repay copying the pixel's sw new columns of kh * cin bytes (about 20 per byte
-    // on AMD EPYC Zen 4: ResNet-18's conv1 gains on the avx2 and avx512vnni sets, MobileNetV2's 3x3
-    // first conv of 32 channels would lose on avx512vnni; benchmarks/RESULTS.md).
+    // per output pixel repay copying the pixel's sw new columns of kh * cin bytes: at least 12 per
+    // byte (on AMD EPYC Zen 4 both the avx2 and the avx512vnni sets gain at 30 per byte, ResNet-18's
+    // conv1, and at 14, MobileNetV2's 3x3 first conv of 32 channels; benchmarks/RESULTS.md).
     const int64_t saved = L.cout_per_group * (L.kh * L.run_len - L.kq), copied = L.sw * L.kh * cg;
-    L.window_columns = L.kh > 1 && 8 * L.kh * L.run_len > 9 * L.kq && saved >= 20 * copied;
+    L.window_columns = L.kh > 1 && 8 * L.kh * L.run_len > 9 * L.kq && saved >= 12 * copied;
     if (L.window_columns) L.run_len = L.kq;
     if (L.window_columns || (L.run_len != span && L.kh > 1)) {  // otherwise the runs are packed_b_u8s8's rows
       const int64_t k_in_place = L.runs() * L.run_len;
