@@ -304,11 +304,18 @@ void run_winograd(const OpArgs& a, const PreparedLayer& L, int64_t batch, const 
   });
 }
 
-// The window columns (PreparedLayer::window_columns) of output rows [oy0, oy1) of image b, one after
-// another, each `pixels_used` input pixels ((ow - 1) sw + kw) of kh * cin bytes, read straight from the
-// input: kernel rows above or below the image read a row of zx, pixels left or right of it are zx.
-const uint8_t* window_columns_of_rows(const KernelSet& k, const uint8_t* x, const ConvGeometry& g,
-                                      const PreparedLayer& L, int64_t b, int64_t oy0, int64_t oy1) {
+// The window columns of output rows [oy0, oy1) of image b: output row oy's at data + (oy - oy0) *
+// row_bytes, input pixel px's kh * cin bytes at px * pixel_bytes within it.
+struct WindowColumns {
+  const uint8_t* data;
+  int64_t row_bytes, pixel_bytes;
+};
+
+// The window columns (PreparedLayer::window_columns) of output rows [oy0, oy1) of image b, each of the
+// (ow - 1) sw + kw input pixels its windows read, straight from the input: kernel rows above or below
+// the image read a row of zx, pixels left or right of it are zx.
+WindowColumns window_columns_of_rows(const KernelSet& k, const uint8_t* x, const ConvGeometry& g,
+                                     const PreparedLayer& L, int64_t b, int64_t oy0, int64_t oy1) {
   const int64_t c = g.cin, pixel = L.kh * c, used = (g.ow - 1) * L.sw + L.kw, column_row = used * pixel;
   // Pixel px holds input column px - pw: those of [left, right) lie in the image.
   const int64_t left = std::min(used, L.pw), right = std::min(used, L.pw + g.w);
@@ -330,7 +337,7 @@ const uint8_t* window_columns_of_rows(const KernelSet& k, const uint8_t* x, cons
   }
   // gemm_u8s8_runs reads up to 3 bytes past the last window (kernels.h, U8RowRuns).
   std::memset(columns + (oy1 - oy0) * column_row, 0, 4);
-  return columns;
+  return {columns, column_row, pixel};
 }
 
 // Rows [r0, r1) of the implicit-GEMM conv into c (rows r - r0, leading dimension ldc), columns
@@ -350,11 +357,10 @@ void gemm_rows_in_place(const KernelSet& k, const uint8_t* x, const ConvGeometry
     const uint8_t** rows = thread_scratch<const uint8_t*, 0>(static_cast<size_t>(s1 - s0));
     int64_t oy = oy0, ox = (s0 - b * pixels) % g.ow;
     if (L.window_columns) {
-      const uint8_t* columns = window_columns_of_rows(k, x, g, L, b, oy0, oy1);
-      const int64_t pixel_bytes = L.kh * g.cin, column_row = ((g.ow - 1) * L.sw + L.kw) * pixel_bytes;
+      const WindowColumns columns = window_columns_of_rows(k, x, g, L, b, oy0, oy1);
       for (int64_t r = s0; r < s1; ++r, ++ox) {
         if (ox == g.ow) ox = 0, ++oy;
-        rows[r - s0] = columns + (oy - oy0) * column_row + ox * L.sw * pixel_bytes;
+        rows[r - s0] = columns.data + (oy - oy0) * columns.row_bytes + ox * L.sw * columns.pixel_bytes;
       }
     } else {
       const int64_t py0 = oy0 * L.sh, py1 = (oy1 - 1) * L.sh + window;
