@@ -37,6 +37,15 @@ struct LoadedPairs {
   __m256i low(int64_t p) const { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + p * c * 2)); }
   __m256i high(int64_t p) const { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + p * c * 2 + 16)); }
 };
+// The pairs of the block whose weights start at w.
+template <int kPairs>
+auto block_pairs(const int16_t* w, int64_t c) {
+  if constexpr (kPairs > 0) {
+    return HeldPairs<kPairs>(w, c);
+  } else {
+    return LoadedPairs{w, c};
+  }
+}
 
 // The 16 channels at base of every pixel of the row, `pixel` bytes apart.
 template <bool kSigned, class Pairs>
@@ -59,14 +68,9 @@ template <bool kSigned, int kPairs>
 struct Avx2Blocks {
   static int64_t run(const uint8_t* x, int64_t ow, int64_t pixel, const int64_t* off, int64_t pairs, int64_t c,
                      const int16_t* w_pairs, int32_t* acc) {
-    const int64_t c16 = c / 16 * 16;
-    for (int64_t ch = 0; ch < c16; ch += 16) {
-      if constexpr (kPairs > 0) {
-        block_row<kSigned>(x + ch, ow, pixel, off, kPairs, HeldPairs<kPairs>(w_pairs + ch * 2, c), acc + ch, c);
-      } else {
-        block_row<kSigned>(x + ch, ow, pixel, off, pairs, LoadedPairs{w_pairs + ch * 2, c}, acc + ch, c);
-      }
-    }
+    const int64_t n = kPairs > 0 ? kPairs : pairs, c16 = c / 16 * 16;
+    for (int64_t ch = 0; ch < c16; ch += 16)
+      block_row<kSigned>(x + ch, ow, pixel, off, n, block_pairs<kPairs>(w_pairs + ch * 2, c), acc + ch, c);
     return c16;
   }
 };

@@ -41,6 +41,15 @@ struct LoadedPairs {
   __m512i low(int64_t p) const { return _mm512_loadu_si512(w + p * c * 2); }
   __m512i high(int64_t p) const { return _mm512_loadu_si512(w + p * c * 2 + 32); }
 };
+// The pairs of the block whose weights start at w.
+template <int kPairs, bool kHigh>
+auto block_pairs(const int16_t* w, int64_t c) {
+  if constexpr (kPairs > 0) {
+    return HeldPairs<kPairs, kHigh>(w, c);
+  } else {
+    return LoadedPairs{w, c};
+  }
+}
 
 // The 32 channels at base of every pixel of the row, `pixel` bytes apart.
 template <bool kSigned, class Pairs>
@@ -82,23 +91,11 @@ template <bool kSigned, int kPairs>
 struct Avx512Blocks {
   static int64_t run(const uint8_t* x, int64_t ow, int64_t pixel, const int64_t* off, int64_t pairs, int64_t c,
                      const int16_t* w_pairs, int32_t* acc) {
-    const int64_t c32 = c / 32 * 32, c16 = c / 16 * 16;
-    for (int64_t ch = 0; ch < c32; ch += 32) {
-      const int16_t* w = w_pairs + ch * 2;
-      if constexpr (kPairs > 0) {
-        block32_row<kSigned>(x + ch, ow, pixel, off, kPairs, HeldPairs<kPairs, true>(w, c), acc + ch, c);
-      } else {
-        block32_row<kSigned>(x + ch, ow, pixel, off, pairs, LoadedPairs{w, c}, acc + ch, c);
-      }
-    }
-    for (int64_t ch = c32; ch < c16; ch += 16) {
-      const int16_t* w = w_pairs + ch * 2;
-      if constexpr (kPairs > 0) {
-        block16_row<kSigned>(x + ch, ow, pixel, off, kPairs, HeldPairs<kPairs, false>(w, c), acc + ch, c);
-      } else {
-        block16_row<kSigned>(x + ch, ow, pixel, off, pairs, LoadedPairs{w, c}, acc + ch, c);
-      }
-    }
+    const int64_t n = kPairs > 0 ? kPairs : pairs, c32 = c / 32 * 32, c16 = c / 16 * 16;
+    for (int64_t ch = 0; ch < c32; ch += 32)
+      block32_row<kSigned>(x + ch, ow, pixel, off, n, block_pairs<kPairs, true>(w_pairs + ch * 2, c), acc + ch, c);
+    for (int64_t ch = c32; ch < c16; ch += 16)
+      block16_row<kSigned>(x + ch, ow, pixel, off, n, block_pairs<kPairs, false>(w_pairs + ch * 2, c), acc + ch, c);
     return c16;
   }
 };
