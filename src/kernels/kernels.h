@@ -131,6 +131,8 @@ inline PoolWindow avg_pool_window(int64_t o, int64_t in, int64_t kernel, int64_t
 // {multiplier of the vector channels, multiplier of the others} for a divisor.
 std::pair<float, float> avg_pool2d_multipliers(AvgPool2dRule rule, int64_t divisor);
 
+// Output row oy reads input rows oy * sh - ph + ky * dh, those within [0, h). max_pool2d takes a
+// negative ph too: a call for the output rows from row r on passes ph - r * sh (ops/pool_ops.cpp).
 struct Pool2dShape {
   int64_t n, h, w, c;          // input, NHWC
   int64_t oh, ow;              // output

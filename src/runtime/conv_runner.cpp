@@ -31,13 +31,14 @@ void pad_rows(const uint8_t* x, int64_t b, int64_t py0, int64_t py1, const ConvG
   }
 }
 
-// The least work (multiply-adds) for which a conv node takes one more worker: about 10 us
-// of one core's time at the kernels' rates on AMD EPYC Zen 4 (gemm_u8s8 on vpdpbusd about
-// 200 GMAC/s, the depthwise rows about 20 GMAC/s; benchmarks/RESULTS.md), against the cost
-// of waking a worker and moving its inputs between caches (a few microseconds; the
-// machine was too busy to measure it more closely, see RESULTS.md).
-constexpr int64_t kMinGemmMacsPerWorker = int64_t{2} << 20;
-constexpr int64_t kMinDepthwiseMacsPerWorker = int64_t{200} << 10;
+// The least work (multiply-adds) for which a conv node takes one more worker: about 5-10 us
+// of one core's time at the kernels' rates on AMD EPYC Zen 4 (gemm_u8s8 100-200 GMAC/s, the
+// depthwise kernels 20-35 GMAC/s; benchmarks/RESULTS.md). Staying on one worker is no saving
+// when the node before ran on two: half of its input then comes from the other core's cache.
+// MobileNetV2's features.4.conv.2 (3.6 M multiply-adds, AVX2) took 42 us with 1 thread, 50 us
+// on one worker of 2 threads and 34 us on two (thresholds of twice these before).
+constexpr int64_t kMinGemmMacsPerWorker = int64_t{1} << 20;
+constexpr int64_t kMinDepthwiseMacsPerWorker = int64_t{100} << 10;
 
 // Where the accumulators of a layer go: requantized into the 8-bit NHWC output `q` (rows of
 // L.cout), or with `to_float` scaled into the float output `f`, NCHW planes of `plane` positions.

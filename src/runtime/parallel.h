@@ -46,4 +46,20 @@ void parallel_chunks(int64_t chunks, int threads, Fn fn) {
   });
 }
 
+// Calls fn(begin, end) for consecutive slices of [0, count) that together cover it, on one worker
+// per `min_per_worker` units (at most `threads`, as workers_for). The slices' bounds but the last
+// are multiples of `align` (element-wise kernels: 64, so that they meet whole vectors).
+template <class Fn>
+void parallel_slices(int64_t count, int64_t min_per_worker, int64_t align, int threads, Fn fn) {
+  const int workers = workers_for(count, min_per_worker, threads);
+  if (workers == 1) return fn(int64_t{0}, count);
+  // A few slices per worker, so that a worker that starts late still gets its part.
+  const int64_t slices = 4 * workers;
+  auto bound = [&](int64_t i) { return i == slices ? count : count * i / slices / align * align; };
+  parallel_chunks(slices, workers, [&](int64_t i, int) {
+    const int64_t begin = bound(i), end = bound(i + 1);
+    if (begin < end) fn(begin, end);
+  });
+}
+
 }  // namespace qnnpy

@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "runtime/ops/runners.h"
+#include "runtime/parallel.h"
 
 namespace qnnpy {
 namespace {
@@ -40,12 +41,19 @@ void run_add(const OpArgs& a) {
   Buffer& y = a.out_buf();
   y.torch_channels_last = a.in_buf(0).torch_channels_last;
   y.q.resize(count);
+  const uint8_t *x0 = a.in_buf(0).q.data(), *x1 = a.in_buf(1).q.data();
+  uint8_t* dst = y.q.data();
   if (a.profile == Profile::Fbgemm) {
-    AddFloatParams p{xv.q.scale[0], bv.q.scale[0], 1.0f / out.q.scale[0], xv.q.zero_point[0], bv.q.zero_point[0],
-                     out.q.zero_point[0], dtype_min(out.dtype), dtype_max(out.dtype), relu};
-    a.k.add_float(a.in_buf(0).q.data(), a.in_buf(1).q.data(), count, a.is_signed(), p, y.q.data());
+    const AddFloatParams p{xv.q.scale[0], bv.q.scale[0], 1.0f / out.q.scale[0], xv.q.zero_point[0], bv.q.zero_point[0],
+                           out.q.zero_point[0], dtype_min(out.dtype), dtype_max(out.dtype), relu};
+    parallel_slices(count, kMinElementsPerWorker, kVectorSlice, a.threads, [&](int64_t i0, int64_t i1) {
+      a.k.add_float(x0 + i0, x1 + i0, i1 - i0, a.is_signed(), p, dst + i0);
+    });
   } else {
-    a.k.add_fixed(a.in_buf(0).q.data(), a.in_buf(1).q.data(), count, a.is_signed(), fixed_add_params(a, relu), y.q.data());
+    const AddFixedParams p = fixed_add_params(a, relu);
+    parallel_slices(count, kMinElementsPerWorker, kVectorSlice, a.threads, [&](int64_t i0, int64_t i1) {
+      a.k.add_fixed(x0 + i0, x1 + i0, i1 - i0, a.is_signed(), p, dst + i0);
+    });
   }
 }
 

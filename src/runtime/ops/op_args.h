@@ -17,6 +17,7 @@ struct OpArgs {
   std::vector<Buffer>& values;
   const KernelSet& k;
   Profile profile;
+  int threads = 1;  // the workers the node may use (the Executor's thread count)
 
   const Value& in(size_t i = 0) const { return graph.value(node.inputs.at(i)); }
   const Buffer& in_buf(size_t i = 0) const { return values[node.inputs.at(i)]; }

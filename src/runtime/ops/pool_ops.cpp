@@ -5,6 +5,7 @@
 #include "runtime/ops/aten_sum.h"
 
 #include "runtime/ops/runners.h"
+#include "runtime/parallel.h"
 
 namespace qnnpy {
 
@@ -83,7 +84,21 @@ void run_max_pool2d(const OpArgs& a) {
   Buffer& y = a.out_buf();
   y.torch_channels_last = a.in_buf().torch_channels_last;
   y.q.resize(a.out_count());
-  a.k.max_pool2d(a.in_buf().q.data(), s, a.is_signed(), y.q.data());
+  // Workers take output rows [r0, r1) of the images: each image's rows as their own window of one
+  // image, its first row's padding moved (Pool2dShape: ph may go negative).
+  const int64_t rows = s.n * s.oh, row_elements = s.ow * s.c;
+  const uint8_t* x = a.in_buf().q.data();
+  uint8_t* dst = y.q.data();
+  parallel_slices(rows, std::max<int64_t>(1, kMinElementsPerWorker / row_elements), 1, a.threads,
+                  [&](int64_t r0, int64_t r1) {
+                    for (int64_t r = r0; r < r1;) {
+                      const int64_t b = r / s.oh, oy0 = r % s.oh, oy1 = std::min(s.oh, oy0 + (r1 - r));
+                      Pool2dShape part = s;
+                      part.n = 1, part.oh = oy1 - oy0, part.ph = s.ph - oy0 * s.sh;
+                      a.k.max_pool2d(x + b * s.h * s.w * s.c, part, a.is_signed(), dst + r * row_elements);
+                      r += oy1 - oy0;
+                    }
+                  });
 }
 
 void run_adaptive_avg_pool2d(const OpArgs& a) {
