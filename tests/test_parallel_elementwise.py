@@ -1,7 +1,8 @@
-"""Element-wise nodes split over workers (quantize, add, max_pool2d): with 2 threads each large node
-runs in slices (runtime/parallel.h, parallel_slices), and the bytes must be those of 1 thread and of
-PyTorch's. The shapes are large enough to split (more than 2 x 32 Ki outputs) and odd, so
-that slices end inside images, inside rows and inside vectors."""
+"""Element-wise nodes split over workers (add, max_pool2d): with 2 threads each large node runs in
+slices (runtime/parallel.h, parallel_slices), and the bytes must be those of 1 thread and of PyTorch's.
+The shapes are large enough to split (more than 2 x 32 Ki outputs) and odd, so that slices end inside
+images, inside rows and inside vectors. The quantize node (one worker) is checked alike: its planes
+of odd pixel counts go to NHWC through interleave_planes."""
 from __future__ import annotations
 
 import numpy as np
@@ -69,6 +70,7 @@ def _max_pool(x: np.ndarray, kernel: int, stride: int, padding: int, dilation: i
 CASES = {
     "quantize 2x5x81x87": (lambda: _quantize_graph([2, 5, 81, 87]), [2, 5, 81, 87], _quantize),
     "quantize 3x40001": (lambda: _quantize_graph([3, 40001]), [3, 40001], _quantize),
+    "quantize 2x3x61x67": (lambda: _quantize_graph([2, 3, 61, 67]), [2, 3, 61, 67], _quantize),
     "add 2x37x33x35": (lambda: _add_graph([2, 37, 33, 35], 0), [2, 37, 33, 35], lambda x: _add(x, 0)),
     "add relu 1x64x56x56": (lambda: _add_graph([1, 64, 56, 56], 1), [1, 64, 56, 56], lambda x: _add(x, 1)),
     "max_pool2d 3x3 s2 p1 3x24x75x69": (lambda: _max_pool_graph([3, 24, 75, 69], 3, 2, 1, 1), [3, 24, 75, 69],

@@ -1,5 +1,5 @@
 // Twin checks of the element-wise kernels: quantize, dequantize, add (float and fixed
-// point), relu, lookup, multiply, batch norm.
+// point), relu, lookup, multiply, batch norm, planes to pixels.
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -118,6 +118,15 @@ void check_batch_norm(TwinContext& ctx, int64_t pixels, int64_t c) {
   ctx.expect_equal(want, got, "batch_norm pixels=" + std::to_string(pixels) + " c=" + std::to_string(c));
 }
 
+void check_interleave_planes(TwinContext& ctx, int64_t pixels, int64_t c) {
+  const int64_t stride = pixels + ctx.uniform(0, 5);
+  const std::vector<uint8_t> planes = ctx.bytes(c * stride);
+  std::vector<uint8_t> want(pixels * c), got(pixels * c);
+  ctx.ref.interleave_planes(planes.data(), stride, pixels, c, want.data());
+  ctx.simd.interleave_planes(planes.data(), stride, pixels, c, got.data());
+  ctx.expect_equal(want, got, "interleave_planes pixels=" + std::to_string(pixels) + " c=" + std::to_string(c));
+}
+
 }  // namespace
 
 void twin_elementwise(TwinContext& ctx) {
@@ -129,6 +138,8 @@ void twin_elementwise(TwinContext& ctx) {
       check_relu_lookup_mul(ctx, n);
     }
   for (int64_t c : {1, 5, 8, 13, 16, 35}) check_batch_norm(ctx, 1 + ctx.uniform(0, 6), c);
+  for (int64_t c : {1, 2, 3, 4, 7})
+    for (int64_t pixels : kLengths) check_interleave_planes(ctx, pixels, c);
 }
 
 }  // namespace qnnpy::kernel_tests

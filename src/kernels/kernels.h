@@ -284,6 +284,9 @@ struct KernelSet {
   // Depthwise convs of stride 1 over uint8 inputs run on the quads rather than depthwise_row (the
   // scalar set keeps depthwise_row, so that comparing sets compares the two ways).
   bool depthwise_quads_faster;
+  // dst[p * c + ch] = planes[ch * plane_stride + p] for p < pixels, ch < c: c planes of bytes side by
+  // side as pixels (NCHW to NHWC: the quantize node's blocks, runtime/ops/quantize_ops.cpp).
+  void (*interleave_planes)(const uint8_t* planes, int64_t plane_stride, int64_t pixels, int64_t c, uint8_t* dst);
 };
 
 const KernelSet& kernel_set(Isa isa);

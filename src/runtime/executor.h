@@ -27,7 +27,7 @@ class Executor {
  public:
   // Makes every node's runner once (weights packed, tables built), each from its
   // op's definition (src/ops). `threads` workers split conv and linear rows
-  // and large quantize, add and max_pool2d nodes.
+  // and large add and max_pool2d nodes.
   // The graph must not be null; it is frozen (Graph::freeze), since the runners keep
   // references into it. `threads` must be in [1, kMaxThreads].
   Executor(std::shared_ptr<const Graph> graph, Profile profile, Isa isa, int threads);

@@ -38,6 +38,7 @@ void relu_scalar(const uint8_t* x, int64_t n, bool is_signed, int32_t zp, uint8_
 void max_pool2d_scalar(const uint8_t* x, const Pool2dShape& s, bool is_signed, uint8_t* out);
 void adaptive_avg_pool2d_scalar(const uint8_t* x, const Pool2dShape& s, bool is_signed, const AdaptivePoolParams& p,
                                 uint8_t* out);
+void interleave_planes_scalar(const uint8_t* planes, int64_t plane_stride, int64_t pixels, int64_t c, uint8_t* dst);
 void lookup_scalar(const uint8_t* x, int64_t n, const uint8_t* table, uint8_t* out);
 void mul_scalar(const uint8_t* a, const uint8_t* b, int64_t n, bool is_signed, const MulParams& p, uint8_t* out);
 void avg_pool2d_scalar(const uint8_t* x, const Pool2dShape& s, bool is_signed, const AvgPool2dParams& p, uint8_t* out);
