@@ -209,3 +209,15 @@ def test_window_columns_dilated_rows_and_batches(monkeypatch):
     g.mark_output(g.add_node("dequantize", [y], "dq", "dq", "float32"))
     _, kernels = _run(g, _input(_bytes(rng, (3, 3, 23, 17), "dense"), 90), monkeypatch)
     assert kernels == ["gemm_u8s8_columns"]
+
+
+def test_clamp_in_slices_of_two_workers(monkeypatch):
+    """An input of 274 KB with a few bytes above the bound: the AVX2 set (2 threads) clamps it in
+    slices on two workers, each flagging its own blocks, and the excess is put back where it lies."""
+    rng = np.random.default_rng(12)
+    g = _core.Graph()
+    x = g.add_node("quantize", [g.add_input("x", [1, 64, 64, 67])], "q", "q", "uint8", SCALE, 0)
+    y = _conv(g, x, rng, 64, 32, (1, 1), 1, 0, 1, 1)
+    g.mark_output(g.add_node("dequantize", [y], "dq", "dq", "float32"))
+    _, kernels = _run(g, _input(_bytes(rng, (1, 64, 64, 67), "sparse"), 0), monkeypatch)
+    assert kernels == ["gemm_u8s8"]

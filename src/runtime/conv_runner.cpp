@@ -386,7 +386,7 @@ const char* run_gemm(const OpArgs& a, const PreparedLayer& L, const ConvGeometry
                      int threads) {
   const Buffer& x = a.in_buf();
   U8s8Input u8_in;
-  const bool u8s8 = prepare_u8s8_input(a.k, x.q.data(), static_cast<int64_t>(x.q.size()), L, u8_in);
+  const bool u8s8 = prepare_u8s8_input(a.k, x.q.data(), static_cast<int64_t>(x.q.size()), L, threads, u8_in);
   const bool sgn = a.is_signed();
   const int64_t cpg = L.cout_per_group, row_len = u8s8 ? L.kq : L.kp;
   threads = workers_for(rows * L.k * L.cout, kMinGemmMacsPerWorker, threads);

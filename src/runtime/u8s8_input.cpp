@@ -1,10 +1,18 @@
 #include "runtime/u8s8_input.h"
 
+#include <atomic>
+
+#include "runtime/parallel.h"
 #include "runtime/scratch.h"
 
 namespace qnnpy {
 
-bool prepare_u8s8_input(const KernelSet& k, const uint8_t* x, int64_t n, const PreparedLayer& L, U8s8Input& in) {
+// The least bytes for which the clamp takes one more worker: about 5 us of one core's time
+// (clamp_u8 on AVX2 runs at about 0.04 ns per byte of a 400 KB input on AMD EPYC Zen 4).
+constexpr int64_t kMinClampBytesPerWorker = int64_t{128} << 10;
+
+bool prepare_u8s8_input(const KernelSet& k, const uint8_t* x, int64_t n, const PreparedLayer& L, int threads,
+                        U8s8Input& in) {
   if (!L.has_u8s8()) return false;
   in.excess.clear();
   if (k.u8s8_exact) {  // any byte is exact: no clamp, no excess
@@ -15,7 +23,12 @@ bool prepare_u8s8_input(const KernelSet& k, const uint8_t* x, int64_t n, const P
   const int64_t blocks = (n + kClampBlock - 1) / kClampBlock;
   uint8_t* clamped = thread_scratch<uint8_t, 1>(static_cast<size_t>(n));
   uint8_t* flags = thread_scratch<uint8_t, 2>(static_cast<size_t>(blocks));
-  const int64_t flagged = k.clamp_u8(x, n, L.x_bound, clamped, flags);
+  // Slices of whole clamp blocks, each flagging its own blocks.
+  static_assert(2 * kClampBlock == 64, "slices of 64 bytes are whole blocks");
+  std::atomic<int64_t> flagged{0};
+  parallel_slices(n, kMinClampBytesPerWorker, 2 * kClampBlock, threads, [&](int64_t i0, int64_t i1) {
+    flagged += k.clamp_u8(x + i0, i1 - i0, L.x_bound, clamped + i0, flags + i0 / kClampBlock);
+  });
   in.clamped = clamped;
   // Each excess element costs about kh * kw * cout scalar multiply-adds, roughly what
   // the GEMM spends per input element vectorized; past 1 in 256 elements, use int16.

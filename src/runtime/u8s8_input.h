@@ -30,11 +30,12 @@ struct U8s8Input {
   std::vector<Excess> excess;
 };
 
-// Clamps x (n bytes) for layer L, unless k's gemm_u8s8 is exact for any byte. Returns
-// false when the u8s8 path must not or should not run: L has no such path, padding would
-// place zx above the bound in A, or so many bytes exceed the bound that their scalar
-// correction would cost more than the int16 path saves.
-bool prepare_u8s8_input(const KernelSet& k, const uint8_t* x, int64_t n, const PreparedLayer& L, U8s8Input& in);
+// Clamps x (n bytes) for layer L, unless k's gemm_u8s8 is exact for any byte, on up to
+// `threads` workers. Returns false when the u8s8 path must not or should not run: L has no
+// such path, padding would place zx above the bound in A, or so many bytes exceed the bound
+// that their scalar correction would cost more than the int16 path saves.
+bool prepare_u8s8_input(const KernelSet& k, const uint8_t* x, int64_t n, const PreparedLayer& L, int threads,
+                        U8s8Input& in);
 
 // c[r - r0][j - j0] += amount * b[k][j] for every excess element that im2col places at
 // (row r, column k) of group `group`, r in [r0, r1), j in [j0, j1).
