@@ -6,8 +6,8 @@
 namespace qnnpy {
 
 // The least output elements for which an element-wise node (add, max_pool2d) takes one more
-// worker: their kernels run at about 0.2-0.3 ns per output in a model on AMD EPYC Zen 4
-// (their inputs come from L2 or further), so this is 7-10 us of one core's time, as the conv
+// worker: their kernels run at about 0.2-0.5 ns per output in a model on AMD EPYC Zen 4
+// (their inputs come from L2 or further), so this is 7-15 us of one core's time, as the conv
 // runners' thresholds (conv_runner.cpp).
 constexpr int64_t kMinElementsPerWorker = int64_t{32} << 10;
 // Element-wise slices start on multiples of 64 elements: whole vectors for every kernel set.
