@@ -8,6 +8,9 @@
 namespace qnnpy {
 namespace {
 
+// The add's slices start on multiples of 64 elements: whole vectors for every kernel set.
+constexpr int64_t kVectorSlice = 64;
+
 // QNNPACK pytorch_qnnp_compute_add_quantization_params.
 AddFixedParams fixed_add_params(const OpArgs& a, bool relu) {
   const Value &xv = a.in(0), &bv = a.in(1), &out = a.out();

@@ -10,8 +10,6 @@ namespace qnnpy {
 // (their inputs come from L2 or further), so this is 7-15 us of one core's time, as the conv
 // runners' thresholds (conv_runner.cpp).
 constexpr int64_t kMinElementsPerWorker = int64_t{32} << 10;
-// Element-wise slices start on multiples of 64 elements: whole vectors for every kernel set.
-constexpr int64_t kVectorSlice = 64;
 
 // quantize_ops.cpp
 void run_quantize(const OpArgs& a);
