@@ -7,9 +7,11 @@
 
 namespace qnnpy {
 
-// The least bytes for which the clamp takes one more worker: about 10 us of one core's time
-// (MobileNetV2's 400 KB inputs took about 30 us each on AVX2, AMD EPYC Zen 4).
-constexpr int64_t kMinClampBytesPerWorker = int64_t{128} << 10;
+// The least bytes for which the clamp takes one more worker: about 2.5 us of one core's time
+// (400 KB take about 30 us on AVX2, AMD EPYC Zen 4). With 128 KB, MobileNetV2's projection convs
+// of 75-150 KB inputs clamped on one worker; from 32 KB they take 3-11 us less with 2 threads
+// (features.6.conv.2 46 -> 34 us; 8 KB gains no more; benchmarks/RESULTS.md).
+constexpr int64_t kMinClampBytesPerWorker = int64_t{32} << 10;
 
 bool prepare_u8s8_input(const KernelSet& k, const uint8_t* x, int64_t n, const PreparedLayer& L, int threads,
                         U8s8Input& in) {
