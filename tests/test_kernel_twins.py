@@ -76,8 +76,8 @@ def test_conv_twins(case, input_zp, profile, vector_isa):
         _run_both(gg, rng.standard_normal((2, cin, h, w)).astype(np.float32) * 3, profile, vector_isa)
 
 
-# Layers with enough work that a second worker takes part (conv_runner.cpp: at least 2^21
-# multiply-adds per worker for the GEMM, 200 * 2^10 for depthwise), so that each way of
+# Layers with enough work that a second worker takes part (conv_runner.cpp: at least 2^19
+# multiply-adds per worker for the GEMM, 100 * 2^10 for depthwise), so that each way of
 # splitting runs: rows of a 3x3 conv, rows of a grouped conv, output-column blocks of a
 # 1x1 conv on 7x7 pixels and of a one-row linear, and depthwise output rows (stride 2).
 SPLIT_CASES = [

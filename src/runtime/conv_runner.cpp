@@ -31,13 +31,15 @@ void pad_rows(const uint8_t* x, int64_t b, int64_t py0, int64_t py1, const ConvG
   }
 }
 
-// The least work (multiply-adds) for which a conv node takes one more worker: about 5-10 us
+// The least work (multiply-adds) for which a conv node takes one more worker: about 3-5 us
 // of one core's time at the kernels' rates on AMD EPYC Zen 4 (gemm_u8s8 100-200 GMAC/s, the
 // depthwise kernels 20-35 GMAC/s; benchmarks/RESULTS.md). Staying on one worker is no saving
 // when the node before ran on two: half of its input then comes from the other core's cache.
 // MobileNetV2's features.4.conv.2 (3.6 M multiply-adds, AVX2) took 42 us with 1 thread, 50 us
-// on one worker of 2 threads and 34 us on two (thresholds of twice these before).
-constexpr int64_t kMinGemmMacsPerWorker = int64_t{1} << 20;
+// on one worker of 2 threads and 34 us on two; its classifier (one row, 1.28 M multiply-adds
+// reading 1.28 MB of weights) 16 us on one worker, 9 us on two (a lone layer; with 1 M here
+// before, a node took a second worker from 2 M).
+constexpr int64_t kMinGemmMacsPerWorker = int64_t{1} << 19;
 constexpr int64_t kMinDepthwiseMacsPerWorker = int64_t{100} << 10;
 
 // Where the accumulators of a layer go: requantized into the 8-bit NHWC output `q` (rows of
