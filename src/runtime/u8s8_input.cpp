@@ -35,6 +35,7 @@ bool prepare_u8s8_input(const KernelSet& k, const uint8_t* x, int64_t n, const P
   // the GEMM spends per input element vectorized; past 1 in 256 elements, use int16.
   const int64_t limit = n / 256;
   if (flagged > limit) return false;
+  if (flagged == 0) return true;  // no excess: the flags need not be walked
   for (int64_t b = 0; b < blocks; ++b) {
     if (!flags[b]) continue;
     for (int64_t i = b * kClampBlock; i < n && i < (b + 1) * kClampBlock; ++i) {
