@@ -288,4 +288,5 @@ def op_cases() -> dict[str, tuple[nn.Module, tuple[int, ...]]]:
         "quantized_group_norm": (Activations(nn.GroupNorm(4, 12), cout=12), (3, 9, 11)),
         "quantized_instance_norm2d": (Activations(nn.InstanceNorm2d(13, affine=True)), (3, 9, 11)),
         "quantized_softmax": (Activations(nn.Softmax(dim=1)), (3, 9, 11)),
+        "dilated_max_pool": (Activations(nn.MaxPool2d(3, stride=1, padding=1, dilation=2)), (3, 9, 11)),
     }

@@ -21,6 +21,9 @@ QNNPACK_POOLS = {"channel_shuffle_mean", "avg_pool_upsample", "reshape_then_avg_
 # a contiguous output without reordering them: int32_bias does not follow (see
 # test_qnnpack_clamp_layout_quirk), the qnnpack profile does.
 QNNPACK_CLAMP = {"relu6", "hardtanh"}
+# QNNPACK's max pooling reads the nearest edge pixel for window taps outside the image: with
+# dilation that pixel may lie outside the window (test_qnnpack_dilated_max_pool_reads_edge_pixels).
+QNNPACK_MAX_POOL = {"dilated_max_pool"}
 # Averages land exactly half-way between two steps (a 2x2 sum does for a quarter of its
 # values): TVM's float average rounds such ties its own way, PyTorch's integer average
 # its own (the contiguous rule adds the zero point before rounding). 1-LSB differences.
@@ -43,7 +46,7 @@ def test_runtime_matches_fbgemm(name):
     assert report.all_identical("fbgemm"), report.table()
 
 
-@pytest.mark.parametrize("name", sorted(set(op_cases()) - QNNPACK_POOLS - QNNPACK_CLAMP))
+@pytest.mark.parametrize("name", sorted(set(op_cases()) - QNNPACK_POOLS - QNNPACK_CLAMP - QNNPACK_MAX_POOL))
 def test_runtime_int32_bias_matches_qnnpack(name):
     model, x, module = _converted(name)
     torch.backends.quantized.engine = "qnnpack"
@@ -102,6 +105,28 @@ def test_qnnpack_clamp_layout_quirk(name):
     assert not np.array_equal(ours, torch_out)
     np.testing.assert_array_equal(ours.transpose(0, 2, 3, 1).reshape(-1), torch_out.reshape(-1))
     np.testing.assert_array_equal(module.run(x, profile="qnnpack", capture=True).intermediates["body_act"], torch_out)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_qnnpack_dilated_max_pool_reads_edge_pixels(vector_isa, threads):
+    """PyTorch's two engines differ on a padded, dilated max_pool2d: fbgemm leaves the taps outside
+    the image out, QNNPACK reads the nearest edge pixel instead. Each profile gives its engine's bytes,
+    on the scalar and the vector kernels, with 1 and 2 threads (the pool's output rows split)."""
+    body, shape = op_cases()["dilated_max_pool"]
+    model, _ = quantized(body, shape)
+    x = torch.randn(2, 3, 130, 140, generator=torch.Generator().manual_seed(5))  # 2 x 13 x 130 x 140 outputs
+    module = qnnpy.from_torch(model, (x,))
+    engines = {}
+    for engine in ("fbgemm", "qnnpack"):
+        torch.backends.quantized.engine = engine
+        reference = copy.deepcopy(model)
+        with torch.no_grad():
+            engines[engine] = reference.body(reference.quant(x)).int_repr().numpy()
+    assert (engines["fbgemm"] != engines["qnnpack"]).sum() > 100
+    for isa in ("scalar", vector_isa):
+        for profile in ("fbgemm", "qnnpack"):
+            ours = module.run(x, profile=profile, isa=isa, threads=threads).quantized
+            np.testing.assert_array_equal(ours, engines[profile], err_msg=f"{profile} on {isa}")
 
 
 FUSED = {

@@ -43,8 +43,9 @@ def assert_identical(module: qnnpy.QDQModule, x: np.ndarray, profile: str, targe
         assert diff.max() == 0, f"{name} ({profile}): {(diff != 0).sum()} of {diff.size} differ, max {diff.max()} LSB"
 
 
-# qnnpack differs from int32_bias only in avg_pool2d, mean and the clamp's layout (src/runtime/profile.h).
-QNNPACK_KERNEL_CASES = {"avg_pool_upsample", "channel_shuffle_mean", "reshape_then_avg_pool", "relu6", "hardtanh"}
+# qnnpack differs from int32_bias only in avg_pool2d, mean, the clamp's layout and max_pool2d (src/runtime/profile.h).
+QNNPACK_KERNEL_CASES = {"avg_pool_upsample", "channel_shuffle_mean", "reshape_then_avg_pool", "relu6", "hardtanh",
+                        "dilated_max_pool"}
 
 
 def _zoo_cases() -> list:

@@ -39,6 +39,9 @@
 //             clamp        (relu6, hardtanh; qrelu.cpp qnnpack_clamp) of a channels_last input: the values are
 //                          right but written in channels_last order into a contiguous tensor, so the output
 //                          holds them scrambled; reproduced (PyTorch's bug: int32_bias computes the clamp right)
+//             max pool     without ceil_mode (Pooling.cpp qnnpack_maxpool2d; QNNPACK's max-pooling indirection
+//                          clamps each tap's coordinates to the image): a window tap outside the image reads the
+//                          nearest edge pixel, which with dilation and padding may lie outside the window
 // PT2E's quantized means (adaptive_avg_pool2d to 1x1, mean; the node's float_mean flag): PyTorch's float
 // dequantize -> mean -> quantize in every profile (runtime/ops/pool_ops.cpp, aten_sum.h).
 // All: fused ReLU clamps at zy; results saturate to the output dtype; quantize is
@@ -55,7 +58,7 @@ enum class Profile { Int32Bias, Fbgemm, FixedPoint, Qnnpack };
 // under `p`: fixed_point changes only the weighted layers' requantization.
 inline bool follows_int32_bias_rules(Profile p) { return p != Profile::Fbgemm; }
 // Whether the ops PyTorch's qnnpack engine hands to QNNPACK's own kernels on uint8 inputs
-// (avg_pool2d, mean, clamp) follow those kernels (qnnpack above).
+// (avg_pool2d, mean, clamp, max_pool2d) follow those kernels (qnnpack above).
 inline bool follows_qnnpack_kernels(Profile p) { return p == Profile::Qnnpack; }
 
 Profile parse_profile(const std::string& name);

@@ -1,5 +1,6 @@
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "kernels/rounding.h"
 #include "runtime/ops/aten_sum.h"
@@ -19,6 +20,22 @@ Pool2dShape window_shape(const OpArgs& a) {
   s.kh = k[0], s.kw = k[1], s.sh = st[0], s.sw = st[1], s.ph = pd[0], s.pw = pd[1];
   if (n.ints.count("dilation")) s.dh = n.ints_attr("dilation")[0], s.dw = n.ints_attr("dilation")[1];
   return s;
+}
+
+// The NHWC input of s padded by s.ph rows and s.pw columns on each side with copies of the nearest
+// image pixel: (n, h + 2 ph, w + 2 pw, c).
+std::vector<uint8_t> pad_with_edges(const uint8_t* x, const Pool2dShape& s) {
+  const int64_t hp = s.h + 2 * s.ph, wp = s.w + 2 * s.pw;
+  std::vector<uint8_t> padded(static_cast<size_t>(s.n * hp * wp * s.c));
+  for (int64_t b = 0; b < s.n; ++b)
+    for (int64_t py = 0; py < hp; ++py) {
+      const int64_t iy = std::clamp<int64_t>(py - s.ph, 0, s.h - 1);
+      for (int64_t px = 0; px < wp; ++px) {
+        const int64_t ix = std::clamp<int64_t>(px - s.pw, 0, s.w - 1);
+        std::copy_n(x + ((b * s.h + iy) * s.w + ix) * s.c, s.c, padded.data() + ((b * hp + py) * wp + px) * s.c);
+      }
+    }
+  return padded;
 }
 
 // Whether PyTorch computes this adaptive_avg_pool2d / mean as dequantize -> float mean ->
@@ -80,14 +97,25 @@ void run_float_mean_pool(const OpArgs& a) {
 }  // namespace
 
 void run_max_pool2d(const OpArgs& a) {
-  const Pool2dShape s = window_shape(a);
+  Pool2dShape s = window_shape(a);
   Buffer& y = a.out_buf();
   y.torch_channels_last = a.in_buf().torch_channels_last;
   y.q.resize(a.out_count());
+  const uint8_t* x = a.in_buf().q.data();
+  // PyTorch's qnnpack engine hands uint8 max_pool2d without ceil_mode to QNNPACK, whose window taps
+  // outside the image read the nearest edge pixel rather than being left out (its indirection
+  // clamps the coordinates to the image). Without dilation that pixel lies in the window anyway;
+  // with dilation it may not, so the qnnpack profile pools over a copy padded with edge pixels.
+  std::vector<uint8_t> edge_padded;
+  if (follows_qnnpack_kernels(a.profile) && !a.is_signed() && a.node.int_attr("ceil_mode") == 0 &&
+      (s.dh > 1 || s.dw > 1) && (s.ph > 0 || s.pw > 0)) {
+    edge_padded = pad_with_edges(x, s);
+    x = edge_padded.data();
+    s.h += 2 * s.ph, s.w += 2 * s.pw, s.ph = 0, s.pw = 0;
+  }
   // Workers take output rows [r0, r1) of the images: each image's rows as their own window of one
   // image, its first row's padding moved (Pool2dShape: ph may go negative).
   const int64_t rows = s.n * s.oh, row_elements = s.ow * s.c;
-  const uint8_t* x = a.in_buf().q.data();
   uint8_t* dst = y.q.data();
   parallel_slices(rows, std::max<int64_t>(1, kMinElementsPerWorker / row_elements), 1, a.threads,
                   [&](int64_t r0, int64_t r1) {

@@ -1,7 +1,10 @@
 """Pools and mean.
 
 max_pool2d: the integer max pool (padding holds the dtype's minimum, so it never
-wins: the max over the in-bounds taps, as PyTorch's quantized max pool).
+wins: the max over the in-bounds taps, as PyTorch's quantized max pool). Profiles with
+QNNPACK's kernels, uint8 input, no ceil_mode, dilation and padding: QNNPACK's max pool, whose
+taps outside the image read the nearest edge pixel (pool_ops.cpp run_max_pool2d): the pool
+runs unpadded over the input padded with edge copies (two takes of clamped indices).
 adaptive_avg_pool2d (windows that tile the input): acc = sum over the window, then
 the runtime's rule (kernels.h AvgPoolRule, pool_ops.cpp): int32_bias or fixed_point, uint8 input
 -> QNNPACK's y = cvtps(fl((sum - zp n) m)) + zp, m = fl(s_in / fl(s_out n));
@@ -62,7 +65,15 @@ def lower_max_pool2d(ctx: Context, island: Island) -> Any:
     a = p.attrs
     if str(a.layout) != "NCHW" or op_name(island.call(p.args[0])) != "dequantize":
         raise NotLowerable("max_pool2d not on a dequantized NCHW tensor")
-    return R.nn.max_pool2d(x.data, pool_size=a.pool_size, strides=a.strides, padding=a.padding, dilation=a.dilation,
+    data, padding = x.data, [int(v) for v in a.padding]
+    if (_core.follows_qnnpack_kernels(ctx.profile) and island.out_dtype == "uint8" and not a.ceil_mode
+            and any(int(d) > 1 for d in a.dilation) and any(padding)):
+        shape = tuple(int(d) for d in x.data.ty.shape)
+        for axis, (before, after) in ((2, (padding[0], padding[2])), (3, (padding[1], padding[3]))):
+            index = np.clip(np.arange(-before, shape[axis] + after), 0, shape[axis] - 1).astype(np.int64)
+            data = R.take(data, const(index, "int64"), axis=axis)
+        padding = [0, 0, 0, 0]
+    return R.nn.max_pool2d(data, pool_size=a.pool_size, strides=a.strides, padding=padding, dilation=a.dilation,
                            ceil_mode=bool(a.ceil_mode))
 
 
