@@ -39,8 +39,8 @@
 //             clamp        (relu6, hardtanh; qrelu.cpp qnnpack_clamp) of a channels_last input: the values are
 //                          right but written in channels_last order into a contiguous tensor, so the output
 //                          holds them scrambled; reproduced (PyTorch's bug: int32_bias computes the clamp right)
-//             max pool     without ceil_mode (Pooling.cpp qnnpack_maxpool2d; QNNPACK's max-pooling indirection
-//                          clamps each tap's coordinates to the image): a window tap outside the image reads the
+//             max pool     without ceil_mode (Pooling.cpp qnnpack_maxpool2d; QNNPACK's indirection.c clamps each
+//                          max-pooling tap's coordinates to the image): a window tap outside the image reads the
 //                          nearest edge pixel, which with dilation and padding may lie outside the window
 // PT2E's quantized means (adaptive_avg_pool2d to 1x1, mean; the node's float_mean flag): PyTorch's float
 // dequantize -> mean -> quantize in every profile (runtime/ops/pool_ops.cpp, aten_sum.h).
