@@ -452,7 +452,8 @@ const char* run_gemm(const OpArgs& a, const PreparedLayer& L, const ConvGeometry
 
 }  // namespace
 
-const char* run_weighted(const OpArgs& a, const PreparedLayer& L, bool spatial, int threads, const FloatOutput* to_float) {
+const char* run_weighted(const OpArgs& a, const PreparedLayer& L, bool spatial, const FloatOutput* to_float) {
+  const int threads = a.threads;
   const Value &xv = a.in(), &yv = a.out();
   Buffer& y = a.out_buf();
   int64_t batch;

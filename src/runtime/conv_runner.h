@@ -14,7 +14,7 @@ namespace qnnpy {
 // input, int8 weights), depthwise_row otherwise; 3x3 stride-1 convs integer Winograd
 // where the kernel set prefers it (KernelSet::winograd_faster) and the layer allows it;
 // all others a GEMM in tasks of rows (and, when rows are few, column blocks) split over
-// up to `threads` workers: one per 2^21 multiply-adds (GEMM) or 200 * 2^10 (depthwise),
+// up to a.threads workers: one per 2^19 multiply-adds (GEMM) or 100 * 2^10 (depthwise),
 // at least one. The GEMM is uint8 x int8 when the layer has that path and this input
 // cannot saturate its int16 pair sums (its rows read in place for convs where the kernel
 // set can, im2col copies otherwise), exact int16 otherwise. Returns the kernel used:
@@ -28,8 +28,7 @@ struct FloatOutput {
   const float* scale;  // s_x * s_w[c] per output channel
   const float* bias;   // the float bias per output channel (zeros without one)
 };
-const char* run_weighted(const OpArgs& a, const PreparedLayer& L, bool spatial, int threads,
-                         const FloatOutput* to_float = nullptr);
+const char* run_weighted(const OpArgs& a, const PreparedLayer& L, bool spatial, const FloatOutput* to_float = nullptr);
 
 // A conv2d or linear node with its weights prepared once; a conv2d's Winograd weights at its first
 // run on a kernel set that uses them (a runner belongs to one executor, so to one kernel set).
@@ -37,9 +36,9 @@ class LayerRunner final : public PreparedOp {
  public:
   LayerRunner(const Graph& g, const Node& n, Profile profile, bool spatial)
       : layer_(prepare_layer(g, n, profile)), spatial_(spatial) {}
-  const char* run(const OpArgs& a, int threads) const override {
+  const char* run(const OpArgs& a) const override {
     if (spatial_ && a.k.winograd_faster) std::call_once(winograd_once_, [&] { prepare_winograd(a.graph, a.node, layer_); });
-    return run_weighted(a, layer_, spatial_, threads);
+    return run_weighted(a, layer_, spatial_);
   }
 
  private:

@@ -58,7 +58,7 @@ TransposedConv::TransposedConv(const Graph& g, const Node& n, Profile profile) {
   layer_ = prepare_layer(conv_, conv_.nodes().back(), profile);
 }
 
-const char* TransposedConv::run(const OpArgs& a, int threads) const {
+const char* TransposedConv::run(const OpArgs& a) const {
   const Value& xv = a.in();
   const Value& sv = conv_.value(input_);
   const int64_t n = xv.shape[0], c = xv.shape[1], h = xv.shape[2], w = xv.shape[3];
@@ -79,7 +79,7 @@ const char* TransposedConv::run(const OpArgs& a, int threads) const {
       }
     }
   const Node& conv = conv_.nodes().back();
-  const char* kernel = run_weighted(OpArgs{conv_, conv, values, a.k, a.profile}, layer_, true, threads);
+  const char* kernel = run_weighted(OpArgs{conv_, conv, values, a.k, a.profile, a.threads}, layer_, true);
   Buffer& y = a.out_buf();
   y.q = std::move(values[conv.output].q);
   y.torch_channels_last = true;

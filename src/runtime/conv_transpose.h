@@ -15,7 +15,7 @@ class TransposedConv final : public PreparedOp {
  public:
   TransposedConv(const Graph& g, const Node& n, Profile profile);
   // Returns the conv kernel that ran (see run_weighted).
-  const char* run(const OpArgs& a, int threads) const override;
+  const char* run(const OpArgs& a) const override;
 
  private:
   Graph conv_;           // spread input -> conv2d with the flipped weight

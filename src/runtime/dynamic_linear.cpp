@@ -31,7 +31,7 @@ DynamicLinear::DynamicLinear(const Graph& g, const Node& n, Profile) {
   }
 }
 
-const char* DynamicLinear::run(const OpArgs& a, int) const {
+const char* DynamicLinear::run(const OpArgs& a) const {
   const std::vector<float>& x = a.in_buf().f;
   const int64_t count = static_cast<int64_t>(x.size());
   const int64_t rows = count / k_;

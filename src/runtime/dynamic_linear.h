@@ -22,7 +22,7 @@ namespace qnnpy {
 class DynamicLinear final : public PreparedOp {
  public:
   DynamicLinear(const Graph& g, const Node& n, Profile profile);
-  const char* run(const OpArgs& a, int threads) const override;
+  const char* run(const OpArgs& a) const override;
 
  private:
   int64_t k_ = 0, kp_ = 0, n_ = 0;

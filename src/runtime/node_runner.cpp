@@ -14,7 +14,7 @@ NodeRunner::NodeRunner(const Graph& g, const Node& n, Profile profile) : profile
 
 const char* NodeRunner::run(const Graph& g, const Node& n, std::vector<Buffer>& values, const KernelSet& k,
                             int threads) const {
-  return op_->run(OpArgs{g, n, values, k, profile_, threads}, threads);
+  return op_->run(OpArgs{g, n, values, k, profile_, threads});
 }
 
 }  // namespace qnnpy

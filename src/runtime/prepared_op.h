@@ -13,9 +13,9 @@ namespace qnnpy {
 class PreparedOp {
  public:
   virtual ~PreparedOp() = default;
-  // Computes the node's output buffer. Returns the kernel used when the op
-  // chooses among several (conv / linear), "" otherwise.
-  virtual const char* run(const OpArgs& a, int threads) const = 0;
+  // Computes the node's output buffer on up to a.threads workers. Returns the kernel used when
+  // the op chooses among several (conv / linear), "" otherwise.
+  virtual const char* run(const OpArgs& a) const = 0;
 };
 
 using OpRunner = void (*)(const OpArgs&);
@@ -24,7 +24,7 @@ using OpRunner = void (*)(const OpArgs&);
 class StatelessOp final : public PreparedOp {
  public:
   explicit StatelessOp(OpRunner f) : f_(f) {}
-  const char* run(const OpArgs& a, int) const override {
+  const char* run(const OpArgs& a) const override {
     f_(a);
     return "";
   }

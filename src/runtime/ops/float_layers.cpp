@@ -40,8 +40,8 @@ FloatLayer::FloatLayer(const Graph& g, const Node& n) {
 
 // im2col then one dot product per output: y[oc, p] = bias[oc] + sum over k of w[oc, k] * col[p, k],
 // k running over (ic of the group, kh, kw); padding reads as 0.
-const char* FloatConv2d::run(const OpArgs& a, int threads) const {
-  if (integer_) return integer_->run(a, true, threads);
+const char* FloatConv2d::run(const OpArgs& a) const {
+  if (integer_) return integer_->run(a, true);
   const Shape &xs = a.in().shape, &ys = a.out().shape;
   const Node& n = a.node;
   const auto &stride = n.ints_attr("stride"), &pad = n.ints_attr("padding"), &dil = n.ints_attr("dilation");
@@ -87,8 +87,8 @@ const char* FloatConv2d::run(const OpArgs& a, int threads) const {
 }
 
 // y[m, o] = bias[o] + sum over k of x[m, k] * w[o, k].
-const char* FloatLinear::run(const OpArgs& a, int threads) const {
-  if (integer_) return integer_->run(a, false, threads);
+const char* FloatLinear::run(const OpArgs& a) const {
+  if (integer_) return integer_->run(a, false);
   const int64_t out_features = weight_shape_[0], in_features = weight_shape_[1];
   const int64_t rows = num_elements(a.in().shape) / in_features;
   const float* x = a.in_buf().f.data();

@@ -38,7 +38,7 @@ class IntegerAccumulation {
   // Null when the layer does not qualify or QNNPY_FLOAT_LAYERS=float.
   static std::unique_ptr<IntegerAccumulation> prepare(const Graph& g, const Node& n, const std::vector<float>& bias);
   IntegerAccumulation(const Graph& g, const Node& n, const std::vector<float>& bias);
-  const char* run(const OpArgs& a, bool spatial, int threads) const;
+  const char* run(const OpArgs& a, bool spatial) const;
 
  private:
   Node node_;  // the layer's node reading the 8-bit tensor in place of its dequantized values
@@ -60,13 +60,13 @@ class FloatLayer : public PreparedOp {
 class FloatConv2d final : public FloatLayer {
  public:
   FloatConv2d(const Graph& g, const Node& n, Profile) : FloatLayer(g, n) {}
-  const char* run(const OpArgs& a, int threads) const override;
+  const char* run(const OpArgs& a) const override;
 };
 
 class FloatLinear final : public FloatLayer {
  public:
   FloatLinear(const Graph& g, const Node& n, Profile) : FloatLayer(g, n) {}
-  const char* run(const OpArgs& a, int threads) const override;
+  const char* run(const OpArgs& a) const override;
 };
 
 }  // namespace qnnpy

@@ -35,9 +35,9 @@ IntegerAccumulation::IntegerAccumulation(const Graph& g, const Node& n, const st
   for (int64_t c = 0; c < layer_.cout; ++c) scale_[c] = x.q.scale[0] * w.q.scale[w.q.per_channel() ? c : 0];
 }
 
-const char* IntegerAccumulation::run(const OpArgs& a, bool spatial, int threads) const {
+const char* IntegerAccumulation::run(const OpArgs& a, bool spatial) const {
   const FloatOutput to_float{scale_.data(), bias_.data()};
-  return run_weighted(OpArgs{a.graph, node_, a.values, a.k, a.profile}, layer_, spatial, threads, &to_float);
+  return run_weighted(OpArgs{a.graph, node_, a.values, a.k, a.profile, a.threads}, layer_, spatial, &to_float);
 }
 
 }  // namespace qnnpy

@@ -56,7 +56,7 @@ void run_table(const OpArgs& a, const UnaryTables& t);
 class TableRunner final : public PreparedOp {
  public:
   explicit TableRunner(UnaryTables t) : t_(t) {}
-  const char* run(const OpArgs& a, int) const override {
+  const char* run(const OpArgs& a) const override {
     run_table(a, t_);
     return "";
   }
