@@ -1,18 +1,20 @@
 """Single-image latency: qnnpy integer runtime vs PyTorch fbgemm vs PyTorch qnnpack.
 
-Run: .venv/bin/python -P benchmarks/bench_latency.py [--runs 15] [--out benchmarks/RESULTS.md] [--avx2]
+Run: .venv/bin/python -P benchmarks/bench_latency.py [--runs 15] [--out benchmarks/RESULTS.md] [--avx2 | --avxvnni]
 
 --avx2 runs every contender on its AVX2 code: qnnpy's avx2 kernel set (QNNPY_ISA), FBGEMM's AVX2
 kernels (FBGEMM_ENABLE_INSTRUCTIONS) and ATen's (ATEN_CPU_CAPABILITY), the way an AVX2-only CPU
-would, on a CPU that has more; it is not a measurement of an AVX2-only CPU.
+would, on a CPU that has more; it is not a measurement of an AVX2-only CPU. --avxvnni does the same
+with qnnpy on its avxvnni set (vpdpbusd on ymm), as on a CPU with AVX-VNNI and no AVX-512, where
+FBGEMM (whose instruction sets are AVX2 and AVX-512 variants) runs its AVX2 kernels.
 
 All figures come from one process and one run: medians of repeated forwards at
 1x3x224x224 (all contenders interleaved round by round), ratios against PyTorch
 measured in the same run, 2-thread scaling, the
 load average while measuring, time per kernel kind, and per-layer GMAC/s of the
 slowest convs against the measured ceiling of the kernel each used (register-only
-loops: vpdpbusd on zmm for gemm_u8s8 and depthwise_quads under the avx512vnni kernels,
-vpmaddubsw + vpmaddwd + vpaddd for them under avx2, vpmaddwd + vpaddd for gemm_s16 and
+loops: vpdpbusd on zmm for gemm_u8s8 and depthwise_quads under the avx512vnni kernels, on ymm
+under avxvnni, vpmaddubsw + vpmaddwd + vpaddd for them under avx2, vpmaddwd + vpaddd for gemm_s16 and
 depthwise).
 """
 from __future__ import annotations
@@ -35,7 +37,7 @@ import qnnpy
 from qnnpy import _core, zoo
 
 
-# The variables that put each contender on its AVX2 code (--avx2).
+# The variables that put each contender on its AVX2 code (--avx2; --avxvnni sets QNNPY_ISA=avxvnni).
 AVX2_ENV = (("QNNPY_ISA", "avx2"), ("FBGEMM_ENABLE_INSTRUCTIONS", "AVX2"), ("ATEN_CPU_CAPABILITY", "avx2"))
 
 
@@ -157,7 +159,7 @@ def bench_model(name: str, model: torch.nn.Module, runs: int, peaks: dict[str, f
     lines.append("|---|---|---|---|---|---|")
     for i in sorted(macs, key=lambda i: -seconds[i])[:10]:
         rate = macs[i] / seconds[i] / 1e9
-        u8s8_peak = peaks["vnni"] if _core.default_isa() == "avx512vnni" else peaks["u8s8"]
+        u8s8_peak = {"avx512vnni": peaks["vnni"], "avxvnni": peaks["avxvnni"]}.get(_core.default_isa(), peaks["u8s8"])
         u8s8 = kernels[i].startswith("gemm_u8s8") or kernels[i] == "depthwise_quads"
         peak = u8s8_peak if u8s8 else peaks["s16"]
         lines.append(f"| {nodes[i]['source']} | {kernels[i]} | {macs[i] / 1e9:.3f} | {seconds[i] * 1e3:.2f} | {rate:.1f} | "
@@ -179,21 +181,27 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--runs", type=int, default=15)
     parser.add_argument("--out", default=None, help="write the markdown report here as well")
-    parser.add_argument("--avx2", action="store_true", help="run qnnpy, FBGEMM and ATen on their AVX2 code")
+    isa = parser.add_mutually_exclusive_group()
+    isa.add_argument("--avx2", action="store_true", help="run qnnpy, FBGEMM and ATen on their AVX2 code")
+    isa.add_argument("--avxvnni", action="store_true",
+                     help="run FBGEMM and ATen on their AVX2 code and qnnpy on its avxvnni kernels")
     args = parser.parse_args()
-    if args.avx2 and os.environ.get(AVX2_ENV[0][0]) != AVX2_ENV[0][1]:
-        # FBGEMM and ATen read their variables once, at their first call: start again with them set.
-        os.execve(sys.executable, [sys.executable, "-P", *sys.argv], dict(os.environ, **dict(AVX2_ENV)))
+    if args.avx2 or args.avxvnni:
+        env = dict(AVX2_ENV, QNNPY_ISA="avxvnni" if args.avxvnni else "avx2")
+        if any(os.environ.get(k) != v for k, v in env.items()):
+            # FBGEMM and ATen read their variables once, at their first call: start again with them set.
+            os.execve(sys.executable, [sys.executable, "-P", *sys.argv], dict(os.environ, **env))
     warnings.filterwarnings("ignore")
     peaks = {"u8s8": _core.peak_u8s8_gmacs(0.5), "s16": _core.peak_madd_gmacs(0.5),
-             "vnni": _core.peak_vnni_gmacs(0.5)}
+             "vnni": _core.peak_vnni_gmacs(0.5), "avxvnni": _core.peak_avxvnni_gmacs(0.5)}
     forced = ", ".join(f"{k}={os.environ[k]}" for k, _ in AVX2_ENV if k in os.environ)
     lines = ["# Benchmarks", "", f"CPU: {cpu_model()} ({_core.default_isa()} kernels), torch {torch.__version__}, "
              f"median of {args.runs} interleaved rounds after 3 warm-up runs, input 1x3x224x224"
-             f"{'; AVX2 code forced: ' + forced if forced else ''}.", "",
+             f"{'; kernels forced: ' + forced if forced else ''}.", "",
              f"Ceilings measured here (register-only loops, one core): {peaks['u8s8']:.1f} GMAC/s for u8 x s8 "
              f"(vpmaddubsw + vpmaddwd + vpaddd), {peaks['s16']:.1f} GMAC/s for int16 (vpmaddwd + vpaddd), "
-             f"{peaks['vnni']:.1f} GMAC/s for u8 x s8 with AVX-512 VNNI (vpdpbusd on zmm; 0: not available).", ""]
+             f"{peaks['vnni']:.1f} GMAC/s for u8 x s8 with AVX-512 VNNI (vpdpbusd on zmm; 0: not available), "
+             f"{peaks['avxvnni']:.1f} GMAC/s for the avxvnni set (vpdpbusd on ymm; 0: not available).", ""]
     for name, build in (("ResNet-18", lambda: zoo.quantized_resnet18()), ("MobileNetV2", lambda: zoo.quantized_mobilenet_v2())):
         print(f"[bench] {name}: building and calibrating", flush=True)
         lines += bench_model(name, build(), args.runs, peaks)

@@ -23,11 +23,14 @@ def _fbgemm_engine():
 
 @pytest.fixture(params=[
     "avx2",
+    # Without AVX-VNNI the avxvnni set runs vpdpbusd in its AVX-512 (EVEX) encoding.
+    pytest.param("avxvnni", marks=pytest.mark.skipif(not (_core.cpu_has_avx_vnni() or _core.cpu_has_avx512_vnni()),
+                                                     reason="this CPU (or OS) has neither AVX-VNNI nor AVX-512 VNNI")),
     pytest.param("avx512vnni", marks=pytest.mark.skipif(not _core.cpu_has_avx512_vnni(),
                                                         reason="this CPU (or OS) has no AVX-512 VNNI")),
 ])
 def vector_isa(request) -> str:
-    """Each x86 vector kernel set, compared with the scalar one (AVX-512 VNNI where the CPU has it)."""
+    """Each x86 vector kernel set, compared with the scalar one (the VNNI sets where the CPU runs them)."""
     return request.param
 
 

@@ -25,6 +25,8 @@ GEOMETRIES = {
 ISAS = [
     "scalar",
     pytest.param("avx2", marks=pytest.mark.skipif(not _core.cpu_has_avx2(), reason="this CPU has no AVX2")),
+    pytest.param("avxvnni", marks=pytest.mark.skipif(not (_core.cpu_has_avx_vnni() or _core.cpu_has_avx512_vnni()),
+                                                     reason="this CPU (or OS) has neither AVX-VNNI nor AVX-512 VNNI")),
     pytest.param("avx512vnni", marks=pytest.mark.skipif(not _core.cpu_has_avx512_vnni(),
                                                         reason="this CPU (or OS) has no AVX-512 VNNI")),
 ]

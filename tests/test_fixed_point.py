@@ -262,7 +262,7 @@ def test_mobilenet_v2_every_layer_equals_the_reference(small_mobilenet_v2):
     assert check_layers_against_reference(module, x) == 53  # 52 convs + classifier
     # x86 kernel sets run the 13 stride-1 depthwise convs on quads of interleaved rows (their ReLU6
     # inputs have zero point 0, within AVX2's clamp bound); the 4 of stride 2 on the row kernel.
-    quads = 13 if _core.default_isa() in ("avx2", "avx512vnni") else 0
+    quads = 13 if _core.default_isa() in ("avx2", "avxvnni", "avx512vnni") else 0
     assert _kernels(module, x).count("depthwise_quads") == quads
     assert _kernels(module, x).count("depthwise") == 17 - quads
 

@@ -1,11 +1,12 @@
-"""The AVX-512 VNNI GEMM (vpdpbusd) against the scalar twin, bit for bit.
+"""The VNNI GEMMs (vpdpbusd on zmm: avx512vnni; on ymm: avxvnni) against the scalar twin, bit for bit.
 
 vpdpbusd sums u8 x s8 products straight into int32, so unlike the AVX2 u8s8 GEMM it
 needs no clamp of the input bytes: every byte 0-255 against every weight -128..127,
 padding with any zero point, k not a multiple of 4, and column/row counts that leave
-every partial tile (1-63 columns past a 64-wide tile, 1-5 rows past a 6-row tile).
-The reference is the scalar kernel set on the exact int16 path (QNNPY_GEMM=s16).
-Skipped where the CPU (or the OS) has no AVX-512 VNNI.
+every partial tile (1-63 columns past a 64-wide tile of avx512vnni, 1-15 past a 16-wide
+one of avxvnni, 1-5 rows past a 6-row tile). The reference is the scalar kernel set on
+the exact int16 path (QNNPY_GEMM=s16). Each set is skipped where the CPU (or the OS)
+cannot run it; avxvnni runs with AVX-VNNI, or in its AVX-512 encoding with AVX-512 VNNI.
 """
 from __future__ import annotations
 
@@ -14,14 +15,24 @@ import pytest
 
 from qnnpy import _core
 
-pytestmark = pytest.mark.skipif(not _core.cpu_has_avx512_vnni(), reason="this CPU (or OS) has no AVX-512 VNNI")
+
+@pytest.fixture(params=[
+    pytest.param("avxvnni", marks=pytest.mark.skipif(not (_core.cpu_has_avx_vnni() or _core.cpu_has_avx512_vnni()),
+                                                     reason="this CPU (or OS) has neither AVX-VNNI nor AVX-512 VNNI")),
+    pytest.param("avx512vnni", marks=pytest.mark.skipif(not _core.cpu_has_avx512_vnni(),
+                                                        reason="this CPU (or OS) has no AVX-512 VNNI")),
+])
+def vnni_isa(request) -> str:
+    return request.param
+
 
 SCALE = 0.05
 
 
-def _compare(graph: _core.Graph, q: np.ndarray, zp: int, monkeypatch, threads: int = 2,
+def _compare(graph: _core.Graph, q: np.ndarray, zp: int, isa: str, monkeypatch, threads: int = 2,
              kernel: str = "gemm_u8s8") -> None:
-    """Runs the graph on the bytes q with the VNNI and the scalar int16 kernels; both must agree at every node.
+    """Runs the graph on the bytes q with the VNNI set `isa` and the scalar int16 kernels; both must agree at
+    every node.
 
     ``kernel``: the GEMM the VNNI executor must report: no input sends it to the int16 path, and a conv
     that is not pointwise reads its rows in place (gemm_u8s8_runs; gemm_u8s8_columns for the 3-channel
@@ -29,7 +40,7 @@ def _compare(graph: _core.Graph, q: np.ndarray, zp: int, monkeypatch, threads: i
     im2col rows.
     """
     x = ((q - zp) * SCALE).astype(np.float32)
-    vnni = _core.Executor(graph, "int32_bias", "avx512vnni", threads)
+    vnni = _core.Executor(graph, "int32_bias", isa, threads)
     _, got = vnni.run([x], True)
     assert [k for k in vnni.node_kernels() if k] == [kernel]
     monkeypatch.setenv("QNNPY_GEMM", "s16")
@@ -57,7 +68,7 @@ def _extreme_weights(rng, shape) -> np.ndarray:
     (8, 24, 3, 1, 1, 4, 3),      # 24 columns (1 block + 8), 12 rows
 ])
 @pytest.mark.parametrize("input_zp", [0, 255])
-def test_conv_vnni_equals_scalar_on_any_byte(cin, cout, k, stride, pad, h, w, input_zp, monkeypatch):
+def test_conv_vnni_equals_scalar_on_any_byte(cin, cout, k, stride, pad, h, w, input_zp, vnni_isa, monkeypatch):
     rng = np.random.default_rng(cin * 1000 + cout + input_zp)
     g = _core.Graph()
     x = g.add_node("quantize", [g.add_input("x", [2, cin, h, w])], "q", "q", "uint8", SCALE, input_zp)
@@ -70,12 +81,12 @@ def test_conv_vnni_equals_scalar_on_any_byte(cin, cout, k, stride, pad, h, w, in
     q[..., 0, :] = 255  # a full row of the largest byte
     pointwise = k == 1 and stride == 1 and pad == 0
     in_place = "gemm_u8s8_columns" if cin == 3 else "gemm_u8s8_runs"
-    _compare(g, q, input_zp, monkeypatch, kernel="gemm_u8s8" if pointwise else in_place)
+    _compare(g, q, input_zp, vnni_isa, monkeypatch, kernel="gemm_u8s8" if pointwise else in_place)
 
 
 @pytest.mark.parametrize("rows, k, n", [(1, 512, 1000), (5, 4, 1), (13, 37, 63), (6, 3, 65), (7, 64, 128)])
 @pytest.mark.parametrize("threads", [1, 2])
-def test_linear_vnni_equals_scalar_on_any_byte(rows, k, n, threads, monkeypatch):
+def test_linear_vnni_equals_scalar_on_any_byte(rows, k, n, threads, vnni_isa, monkeypatch):
     rng = np.random.default_rng(rows * 7919 + k * 31 + n)
     g = _core.Graph()
     x = g.add_node("quantize", [g.add_input("x", [rows, k])], "q", "q", "uint8", SCALE, 77)
@@ -84,7 +95,7 @@ def test_linear_vnni_equals_scalar_on_any_byte(rows, k, n, threads, monkeypatch)
     y = g.add_linear(x, "fc", "fc", w, rng.uniform(1e-4, 1e-3, n), zp, 0, rng.standard_normal(n).astype(np.float32),
                      False, "uint8", 0.3, 100)
     g.mark_output(g.add_node("dequantize", [y], "dq", "dq", "float32"))
-    _compare(g, rng.integers(0, 256, (rows, k)), 77, monkeypatch, threads)
+    _compare(g, rng.integers(0, 256, (rows, k)), 77, vnni_isa, monkeypatch, threads)
 
 
 @pytest.mark.parametrize("cin, k, dilation, batch, h, w", [
@@ -93,7 +104,7 @@ def test_linear_vnni_equals_scalar_on_any_byte(rows, k, n, threads, monkeypatch)
     (8, 5, (1, 1), 9, 12, 10),   # 864 output rows, 96 per image: GEMM chunks of 192 start inside images
 ])
 @pytest.mark.parametrize("threads", [1, 2])
-def test_conv_rows_in_place_equal_scalar(cin, k, dilation, batch, h, w, threads, monkeypatch):
+def test_conv_rows_in_place_equal_scalar(cin, k, dilation, batch, h, w, threads, vnni_isa, monkeypatch):
     """The implicit-GEMM conv (gemm_u8s8_runs) where its window arithmetic has edge cases."""
     rng = np.random.default_rng(cin * 100 + k * 10 + batch)
     g = _core.Graph()
@@ -104,4 +115,5 @@ def test_conv_rows_in_place_equal_scalar(cin, k, dilation, batch, h, w, threads,
                      rng.uniform(1e-4, 1e-3, cout), np.zeros(cout, np.int64), 0,
                      rng.standard_normal(cout).astype(np.float32), False, "uint8", 0.5, 128)
     g.mark_output(g.add_node("dequantize", [y], "dq", "dq", "float32"))
-    _compare(g, rng.integers(0, 256, (batch, cin, h, w)), 201, monkeypatch, threads, kernel="gemm_u8s8_runs")
+    _compare(g, rng.integers(0, 256, (batch, cin, h, w)), 201, vnni_isa, monkeypatch, threads,
+             kernel="gemm_u8s8_runs")

@@ -59,6 +59,12 @@ def scalar_only_driver(request) -> list[str]:
     return [str(kernel_driver.build_driver(cache, False, simd=False))]
 
 
+def _x86_simd_isas() -> list[str]:
+    """The x86 SIMD kernel sets this CPU runs (avxvnni: with AVX-VNNI, or AVX-512 VNNI's encoding)."""
+    vnni = _core.cpu_has_avx_vnni() or _core.cpu_has_avx512_vnni()
+    return ["avx2"] * _core.cpu_has_avx2() + ["avxvnni"] * vnni + ["avx512vnni"] * _core.cpu_has_avx512_vnni()
+
+
 def _passed(done) -> str:
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     return done.stdout
@@ -77,10 +83,8 @@ def _assert_twins_passed(out: str, isa: str) -> None:
 @pytest.mark.slow
 def test_native_driver_runs_every_simd_kernel_against_its_scalar_twin(native_driver):
     out = _passed(kernel_driver.run(native_driver, "twins", "--seed", "7"))
-    if _core.cpu_has_avx2():
-        _assert_twins_passed(out, "avx2")
-    if _core.cpu_has_avx512_vnni():
-        _assert_twins_passed(out, "avx512vnni")
+    for isa in _x86_simd_isas():
+        _assert_twins_passed(out, isa)
     assert "twins: all passed" in out
 
 
@@ -151,7 +155,7 @@ def small_graphs() -> dict[str, tuple[_core.Graph, np.ndarray]]:
 @pytest.mark.slow  # as the native twin test above
 @pytest.mark.parametrize("profile", PROFILES)
 def test_native_driver_runs_small_graphs_as_the_python_package_does(native_driver, small_graphs, profile, tmp_path):
-    isas = ["scalar"] + ["avx2"] * _core.cpu_has_avx2() + ["avx512vnni"] * _core.cpu_has_avx512_vnni()
+    isas = ["scalar"] + _x86_simd_isas()
     for name, (graph, x) in small_graphs.items():
         want = _x86_results(graph, x, profile, "scalar")
         for isa in isas:
@@ -211,11 +215,9 @@ def test_twins_and_small_graphs_run_clean_under_asan_and_ubsan(sanitized_driver,
     sanitizer report (it would end the driver with an error) and the same bytes as the package."""
     out = _passed(kernel_driver.run(sanitized_driver, "twins", "--seed", "11"))
     assert "twins: all passed" in out
-    if _core.cpu_has_avx2():
-        _assert_twins_passed(out, "avx2")
-    if _core.cpu_has_avx512_vnni():
-        _assert_twins_passed(out, "avx512vnni")
-    isas = ["scalar"] + ["avx2"] * _core.cpu_has_avx2() + ["avx512vnni"] * _core.cpu_has_avx512_vnni()
+    for isa in _x86_simd_isas():
+        _assert_twins_passed(out, isa)
+    isas = ["scalar"] + _x86_simd_isas()
     for profile in PROFILES:
         for name, (graph, x) in small_graphs.items():
             want = _x86_results(graph, x, profile, "scalar")

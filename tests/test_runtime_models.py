@@ -36,6 +36,9 @@ def test_int32_bias_profile_equals_qnnpack_engine_at_every_layer(resnet18, resne
 
 @pytest.mark.parametrize("isa", [
     "avx2",
+    pytest.param("avxvnni", marks=pytest.mark.skipif(
+        not (qnnpy._core.cpu_has_avx_vnni() or qnnpy._core.cpu_has_avx512_vnni()),
+        reason="this CPU (or OS) has neither AVX-VNNI nor AVX-512 VNNI")),
     pytest.param("avx512vnni", marks=pytest.mark.skipif(not qnnpy._core.cpu_has_avx512_vnni(),
                                                         reason="this CPU (or OS) has no AVX-512 VNNI")),
 ])

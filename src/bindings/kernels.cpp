@@ -3,6 +3,7 @@
 #if defined(__x86_64__) && defined(QNNPY_AVX2_KERNELS)
 #include "kernels/avx2/peak.h"
 #include "kernels/avx512/peak.h"
+#include "kernels/avxvnni/peak.h"
 #endif
 
 namespace qnnpy::bindings {
@@ -12,6 +13,8 @@ void bind_kernels(pybind11::module_& m) {
   m.def("cpu_has_avx2", &cpu_has_avx2, "Whether this CPU has AVX2 and FMA (false off x86-64).");
   m.def("cpu_has_avx512_vnni", &cpu_has_avx512_vnni,
         "Whether this CPU has AVX-512 F/BW/VL with VNNI and the OS saves the zmm state (false off x86-64).");
+  m.def("cpu_has_avx_vnni", &cpu_has_avx_vnni,
+        "Whether this CPU has AVX-VNNI (vpdpbusd on ymm, VEX-encoded) with AVX2 and the ymm state (false off x86-64).");
   m.def("cpu_has_neon_dot", &cpu_has_neon_dot,
         "Whether this CPU has the Arm dot-product extension (asimddp; false off AArch64).");
 #if defined(__x86_64__) && defined(QNNPY_AVX2_KERNELS)
@@ -23,9 +26,12 @@ void bind_kernels(pybind11::module_& m) {
   m.def("peak_vnni_gmacs", &peak_vnni_gmacs, py::arg("seconds") = 0.2,
         "Measured GMAC/s of a register-only vpdpbusd (zmm) loop on one core: the AVX-512 VNNI u8s8 GEMM's ceiling "
         "(0 without AVX-512 VNNI).");
+  m.def("peak_avxvnni_gmacs", &peak_avxvnni_gmacs, py::arg("seconds") = 0.2,
+        "Measured GMAC/s of a register-only vpdpbusd (ymm) loop on one core: the avxvnni u8s8 GEMM's ceiling, in "
+        "the encoding that set uses here (AVX-VNNI's, else AVX-512 VNNI's; 0 with neither).");
 #endif
   m.def("default_isa", [] { return std::string(isa_name(default_isa())); },
-        "The ISA the runtime uses by default (QNNPY_ISA=scalar|avx2|avx512vnni|neon|neon_dot overrides).");
+        "The ISA the runtime uses by default (QNNPY_ISA=scalar|avx2|avxvnni|avx512vnni|neon|neon_dot overrides).");
 }
 
 }  // namespace qnnpy::bindings

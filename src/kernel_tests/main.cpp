@@ -21,7 +21,7 @@ namespace {
 // The SIMD ISAs of this build that this CPU runs.
 std::vector<Isa> runnable_simd_isas() {
   std::vector<Isa> isas;
-  for (const char* name : {"avx2", "avx512vnni", "neon", "neon_dot"}) {
+  for (const char* name : {"avx2", "avxvnni", "avx512vnni", "neon", "neon_dot"}) {
     try {
       isas.push_back(parse_isa(name));
     } catch (const std::invalid_argument&) {
@@ -32,8 +32,8 @@ std::vector<Isa> runnable_simd_isas() {
 }
 
 int info() {
-  std::printf("default_isa %s\ncpu_has_avx2 %d\ncpu_has_neon_dot %d\nsimd_isas", isa_name(default_isa()),
-              cpu_has_avx2(), cpu_has_neon_dot());
+  std::printf("default_isa %s\ncpu_has_avx2 %d\ncpu_has_avx_vnni %d\ncpu_has_neon_dot %d\nsimd_isas",
+              isa_name(default_isa()), cpu_has_avx2(), cpu_has_avx_vnni(), cpu_has_neon_dot());
   for (Isa isa : runnable_simd_isas()) std::printf(" %s", isa_name(isa));
   std::printf("\n");
   return 0;

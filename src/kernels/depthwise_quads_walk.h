@@ -1,5 +1,5 @@
 // The walk of the SIMD depthwise kernels over quads of interleaved rows (kernels.h,
-// DepthwiseQuads), shared by the AVX2 and AVX-512 VNNI variants: output rows in pairs that share
+// DepthwiseQuads), shared by the AVX2, avxvnni and AVX-512 VNNI variants: output rows in pairs that share
 // each load of z, channel blocks of one vector, the output pixels of the row with the block's
 // weights held in registers where the window is one quad of 3 columns, and the scalar tail of
 // channels. Each ISA supplies its vector width as a class W with

@@ -18,6 +18,7 @@
 
 #include "kernels/avx2/avx2_kernels.h"
 #include "kernels/avx512/avx512_kernels.h"
+#include "kernels/avxvnni/avxvnni_kernels.h"
 #elif defined(__aarch64__) && defined(QNNPY_NEON_KERNELS)
 #define QNNPY_ARM_SIMD 1
 #include "kernels/neon/neon_kernels.h"
@@ -52,6 +53,22 @@ bool cpu_has_avx512_vnni() {
 #endif
 }
 
+bool cpu_has_avx_vnni() {
+#if defined(QNNPY_X86_SIMD)
+  unsigned eax, ebx, ecx, edx;
+  if (!cpu_has_avx2()) return false;
+  // Leaf 1, ecx bit 27: OSXSAVE (xgetbv usable); XCR0 bits 1-2: the xmm and ymm state.
+  if (!__get_cpuid(1, &eax, &ebx, &ecx, &edx) || !(ecx & (1u << 27))) return false;
+  unsigned xcr0_lo, xcr0_hi;
+  __asm__("xgetbv" : "=a"(xcr0_lo), "=d"(xcr0_hi) : "c"(0));
+  if ((xcr0_lo & 0x6u) != 0x6u) return false;
+  // Leaf 7 subleaf 1: eax bit 4 (AVX-VNNI).
+  return __get_cpuid_count(7, 1, &eax, &ebx, &ecx, &edx) && (eax & (1u << 4));
+#else
+  return false;
+#endif
+}
+
 bool cpu_has_neon_dot() {
 #if defined(__aarch64__) && defined(__APPLE__)
   int has = 0;
@@ -69,7 +86,9 @@ namespace {
 
 Isa best_isa() {
 #if defined(QNNPY_X86_SIMD)
-  return cpu_has_avx512_vnni() ? Isa::Avx512Vnni : cpu_has_avx2() ? Isa::Avx2 : Isa::Scalar;
+  if (cpu_has_avx512_vnni()) return Isa::Avx512Vnni;
+  if (cpu_has_avx_vnni()) return Isa::AvxVnni;
+  return cpu_has_avx2() ? Isa::Avx2 : Isa::Scalar;
 #elif defined(QNNPY_ARM_SIMD)
   return cpu_has_neon_dot() ? Isa::NeonDot : Isa::Neon;
 #else
@@ -99,6 +118,16 @@ Isa parse_isa(const std::string& name) {
     throw std::invalid_argument("isa 'avx512vnni' requested but qnnpy was built without the x86-64 SIMD kernels");
 #endif
   }
+  if (name == "avxvnni") {
+#if defined(QNNPY_X86_SIMD)
+    if (!cpu_has_avx_vnni() && !cpu_has_avx512_vnni()) {
+      throw std::invalid_argument("isa 'avxvnni' requested but this CPU (or OS) has neither AVX-VNNI nor AVX-512 VNNI");
+    }
+    return Isa::AvxVnni;
+#else
+    throw std::invalid_argument("isa 'avxvnni' requested but qnnpy was built without the x86-64 SIMD kernels");
+#endif
+  }
   if (name == "neon" || name == "neon_dot") {
 #if defined(QNNPY_ARM_SIMD)
     if (name == "neon") return Isa::Neon;
@@ -111,7 +140,7 @@ Isa parse_isa(const std::string& name) {
 #endif
   }
   if (name == "auto" || name.empty()) return best_isa();
-  throw std::invalid_argument("unknown isa '" + name + "' (expected auto, scalar, avx2, avx512vnni, neon or neon_dot)");
+  throw std::invalid_argument("unknown isa '" + name + "' (expected auto, scalar, avx2, avxvnni, avx512vnni, neon or neon_dot)");
 }
 
 Isa default_isa() {
@@ -124,6 +153,7 @@ const char* isa_name(Isa isa) {
     case Isa::Scalar: return "scalar";
     case Isa::Avx2: return "avx2";
     case Isa::Avx512Vnni: return "avx512vnni";
+    case Isa::AvxVnni: return "avxvnni";
     case Isa::Neon: return "neon";
     case Isa::NeonDot: return "neon_dot";
   }
@@ -213,6 +243,27 @@ const KernelSet& avx512_vnni_kernels() {
   }();
   return k;
 }
+
+// The AVX2 set with vpdpbusd on ymm: the VEX encoding where the CPU has AVX-VNNI, else the EVEX one
+// (AVX-512 VL + VNNI; parse_isa admits the set only where one of the two runs).
+template <VnniEncoding E>
+KernelSet avx_vnni_kernels_encoded() {
+  KernelSet s = avx2_kernels();
+  s.gemm_u8s8 = gemm_u8s8_avxvnni<E>;
+  s.u8s8_exact = true;
+  s.gemm_u8s8_runs = gemm_u8s8_runs_avxvnni<E>;
+  // 3x3 convs stay on the direct GEMM: vpdpbusd does twice the int16 GEMM's multiply-adds per
+  // instruction, as on the avx512vnni set.
+  s.winograd_faster = false;
+  s.depthwise_quads = depthwise_quads_avxvnni<E>;
+  return s;
+}
+
+const KernelSet& avx_vnni_kernels() {
+  static const KernelSet k = cpu_has_avx_vnni() ? avx_vnni_kernels_encoded<VnniEncoding::Vex>()
+                                                : avx_vnni_kernels_encoded<VnniEncoding::Evex>();
+  return k;
+}
 #endif
 
 const KernelSet& kernel_set(Isa isa) {
@@ -221,6 +272,7 @@ const KernelSet& kernel_set(Isa isa) {
 #if defined(QNNPY_X86_SIMD)
     case Isa::Avx2: return avx2_kernels();
     case Isa::Avx512Vnni: return avx512_vnni_kernels();
+    case Isa::AvxVnni: return avx_vnni_kernels();
 #elif defined(QNNPY_ARM_SIMD)
     case Isa::Neon: return neon_kernels();
     case Isa::NeonDot: return neon_dot_kernels();

@@ -18,17 +18,22 @@ constexpr int64_t kTorchVectorBlock = 64;
 
 // Avx512Vnni: the AVX2 set with the AVX-512 kernels swapped in (VNNI GEMM and depthwise;
 // add, max/average pools on zmm: src/kernels/avx512, kept where measured faster).
+// AvxVnni: the AVX2 set with the u8 x s8 GEMM and the depthwise quads on vpdpbusd over ymm
+// (src/kernels/avxvnni), for CPUs with AVX-VNNI and no AVX-512 (Intel Alder Lake and later cores).
 // NeonDot: the NEON kernels with the GEMM on sdot (the Armv8.2 dot-product extension).
-enum class Isa { Scalar, Avx2, Avx512Vnni, Neon, NeonDot };
+enum class Isa { Scalar, Avx2, Avx512Vnni, AvxVnni, Neon, NeonDot };
 
 bool cpu_has_avx2();      // false off x86-64
 // AVX-512 F/BW/VL and VNNI reported by cpuid, and the zmm state enabled by the OS (xgetbv); false off x86-64.
 bool cpu_has_avx512_vnni();
+// AVX-VNNI (vpdpbusd on ymm, VEX-encoded) reported by cpuid, with AVX2 and the ymm state; false off x86-64.
+bool cpu_has_avx_vnni();
 bool cpu_has_neon_dot();  // Linux: HWCAP_ASIMDDP; macOS: hw.optional.arm.FEAT_DotProd; false off AArch64
-// The ISA to use: QNNPY_ISA=scalar|avx2|avx512vnni|neon|neon_dot forces one; otherwise the
-// best the CPU runs among those built for its architecture (avx512vnni, avx2 or scalar; neon_dot or neon).
+// The ISA to use: QNNPY_ISA=scalar|avx2|avxvnni|avx512vnni|neon|neon_dot forces one; otherwise the
+// best the CPU runs among those built for its architecture (avx512vnni, avxvnni, avx2 or scalar;
+// neon_dot or neon). avxvnni runs on CPUs with AVX-VNNI or with AVX-512 VNNI (its EVEX encoding).
 Isa default_isa();
-Isa parse_isa(const std::string& name);  // "scalar", "avx2", "avx512vnni", "neon", "neon_dot" or "auto"
+Isa parse_isa(const std::string& name);  // "scalar", "avx2", "avxvnni", "avx512vnni", "neon", "neon_dot" or "auto"
 const char* isa_name(Isa isa);
 
 // B (k x n int16, row-major) packed for gemm_s16: n padded to kGemmNR columns,

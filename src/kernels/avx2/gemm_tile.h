@@ -1,5 +1,6 @@
 // The register tile of the AVX2 GEMMs: 6 rows x kGemmNR columns of int32 accumulators. The int16 GEMM
-// (gemm.cpp) runs gemm_tile below; the uint8 x int8 GEMM (gemm_u8s8.cpp) has the same tile in assembly.
+// (gemm.cpp) runs gemm_tile below; the uint8 x int8 GEMMs (gemm_u8s8.cpp in assembly, and the avxvnni
+// set's) have the same tile and walk A and B with gemm_u8s8_blocks.
 #pragma once
 
 #include <immintrin.h>
@@ -84,6 +85,49 @@ inline void gemm_tile(const A* const* ar, int64_t runs, int64_t run_len, int64_t
   if (rows > 3) store_tile_row(c + 3 * ldc, c30, c31, cols);
   if (rows > 4) store_tile_row(c + 4 * ldc, c40, c41, cols);
   if (rows > 5) store_tile_row(c + 5 * ldc, c50, c51, cols);
+}
+
+// A tile of kGemmMR rows x kGemmNR columns stored into c (rows x cols of it): full(out) computes
+// it, storing row r's kGemmNR results at out[r] (kGemmNR / 2 of them where `half`: cols <= 8).
+// Full rows of kGemmNR columns are stored in place, the others go through a buffer.
+template <class Full>
+inline void store_tile(int rows, int32_t* c, int64_t ldc, int64_t cols, Full full) {
+  alignas(32) int32_t spare[kGemmMR][kGemmNR];
+  int32_t* out[kGemmMR];
+  const bool in_place = cols == kGemmNR;
+  for (int r = 0; r < kGemmMR; ++r) out[r] = in_place && r < rows ? c + r * ldc : spare[r];
+  full(out, cols <= kGemmNR / 2);
+  if (in_place) return;
+  for (int r = 0; r < rows; ++r) std::memcpy(c + r * ldc, spare[r], cols * sizeof(int32_t));
+}
+
+// The walk of the u8 x s8 GEMMs over A (row i at row(i), read as a's runs) and packed B: rows in
+// panels whose A stays within about 64 KiB; column blocks in groups whose packed B stays within
+// about 16 KiB of L1. A row tile runs over all blocks of a group before the next tile, so that with
+// a small k (few steps per tile) its row pointers are set once for several blocks; with a large k
+// a group is one block held in L1. tile(ar, rows, bp, c, cols) computes one tile: rows of A at
+// ar[0..kGemmMR) (those past `rows` repeat the last), block bp of B, cols <= kGemmNR of c.
+template <class RowAt, class Tile>
+void gemm_u8s8_blocks(RowAt row, const U8RowRuns& a, int64_t m, const int8_t* b_packed, int64_t n, int32_t* c,
+                      int64_t ldc, Tile tile) {
+  const int64_t kq = a.runs * a.run_len, blocks = (n + kGemmNR - 1) / kGemmNR;
+  const int64_t panel = std::max<int64_t>(kGemmMR, (65536 / std::max<int64_t>(kq, 1)) / kGemmMR * kGemmMR);
+  const int64_t group = std::max<int64_t>(1, 16384 / std::max<int64_t>(kq * kGemmNR, 1));
+  for (int64_t i0 = 0; i0 < m; i0 += panel) {
+    const int64_t i1 = std::min(m, i0 + panel);
+    for (int64_t g0 = 0; g0 < blocks; g0 += group) {
+      const int64_t g1 = std::min(blocks, g0 + group);
+      for (int64_t i = i0; i < i1; i += kGemmMR) {
+        const int rows = static_cast<int>(std::min<int64_t>(kGemmMR, i1 - i));
+        const uint8_t* ar[kGemmMR];
+        for (int r = 0; r < kGemmMR; ++r) ar[r] = row(i + std::min(r, rows - 1));
+        for (int64_t nb = g0; nb < g1; ++nb) {
+          const int64_t cols = std::min<int64_t>(kGemmNR, n - nb * kGemmNR);
+          tile(ar, rows, b_packed + nb * kq * kGemmNR, c + i * ldc + nb * kGemmNR, ldc, cols);
+        }
+      }
+    }
+  }
 }
 
 }  // namespace qnnpy

@@ -127,49 +127,22 @@ void one_row(const uint8_t* row, const U8RowRuns& a, const int8_t* bp, int32_t* 
   store_tile_row(c, lo, hi, cols);
 }
 
-// A tile stored into c (rows x cols of it): full rows of 16 columns are stored in place, the
-// others go through a buffer; at most 8 columns take the half tile (half the multiply-adds).
+// A tile of `rows` rows into c: one row alone (one_row), at most 8 columns on the half tile (half the
+// multiply-adds), else the full tile.
 void tile(const uint8_t* const* ar, const U8RowRuns& a, int rows, const int8_t* bp, int32_t* c, int64_t ldc,
           int64_t cols) {
   if (rows == 1) return one_row(ar[0], a, bp, c, cols);
-  alignas(32) int32_t spare[kGemmMR][kGemmNR];
-  int32_t* out[kGemmMR];
-  const bool full = cols == kGemmNR;
-  for (int r = 0; r < kGemmMR; ++r) out[r] = full && r < rows ? c + r * ldc : spare[r];
-  if (cols <= kGemmNR / 2) {
-    tile_asm<true>(ar, a.runs, a.run_len, a.run_stride, bp, out);
-  } else {
+  store_tile(rows, c, ldc, cols, [&](int32_t* const* out, bool half) {
+    if (half) return tile_asm<true>(ar, a.runs, a.run_len, a.run_stride, bp, out);
     tile_asm<false>(ar, a.runs, a.run_len, a.run_stride, bp, out);
-  }
-  if (full) return;
-  for (int r = 0; r < rows; ++r) std::memcpy(c + r * ldc, spare[r], cols * sizeof(int32_t));
+  });
 }
 
-// Both entry points: row i of A at row(i).
 template <class RowAt>
 void gemm(RowAt row, const U8RowRuns& a, int64_t m, const int8_t* b_packed, int64_t n, int32_t* c, int64_t ldc) {
-  const int64_t kq = a.runs * a.run_len, blocks = (n + kGemmNR - 1) / kGemmNR;
-  // Rows per panel: keep the A panel (rows x kq bytes) within about 64 KiB.
-  const int64_t panel = std::max<int64_t>(kGemmMR, (65536 / std::max<int64_t>(kq, 1)) / kGemmMR * kGemmMR);
-  // Column blocks per group: the group's packed B within about 16 KiB of L1. A row tile runs over
-  // all blocks of a group before the next tile, so that with a small k (few steps per tile) its row
-  // pointers are set once for several blocks; with a large k a group is one block held in L1.
-  const int64_t group = std::max<int64_t>(1, 16384 / std::max<int64_t>(kq * kGemmNR, 1));
-  for (int64_t i0 = 0; i0 < m; i0 += panel) {
-    const int64_t i1 = std::min(m, i0 + panel);
-    for (int64_t g0 = 0; g0 < blocks; g0 += group) {
-      const int64_t g1 = std::min(blocks, g0 + group);
-      for (int64_t i = i0; i < i1; i += kGemmMR) {
-        const int rows = static_cast<int>(std::min<int64_t>(kGemmMR, i1 - i));
-        const uint8_t* ar[kGemmMR];
-        for (int r = 0; r < kGemmMR; ++r) ar[r] = row(i + std::min(r, rows - 1));
-        for (int64_t nb = g0; nb < g1; ++nb) {
-          const int64_t cols = std::min<int64_t>(kGemmNR, n - nb * kGemmNR);
-          tile(ar, a, rows, b_packed + nb * kq * kGemmNR, c + i * ldc + nb * kGemmNR, ldc, cols);
-        }
-      }
-    }
-  }
+  gemm_u8s8_blocks(row, a, m, b_packed, n, c, ldc,
+                   [&a](const uint8_t* const* ar, int rows, const int8_t* bp, int32_t* ct, int64_t ldct,
+                        int64_t cols) { tile(ar, a, rows, bp, ct, ldct, cols); });
 }
 
 }  // namespace
