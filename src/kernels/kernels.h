@@ -144,6 +144,15 @@ struct Pool2dShape {
   int64_t kh, kw, sh, sw, ph, pw, dh, dw;
 };
 
+// The taps [first, last) of a window along one axis whose input coordinate start + t * dilation
+// lies in [0, size): consecutive, since the coordinate grows with t.
+inline void taps_inside(int64_t start, int64_t dilation, int64_t taps, int64_t size, int64_t& first, int64_t& last) {
+  first = 0;
+  while (first < taps && start + first * dilation < 0) ++first;
+  last = taps;
+  while (last > first && start + (last - 1) * dilation >= size) --last;
+}
+
 // Element-wise multiply of two quantized tensors (PyTorch's qmul):
 //   y = clamp(cvtps(fl(float((a - a_zp) * (b - b_zp)) * mult)) + out_zp, lo, hi)
 struct MulParams {

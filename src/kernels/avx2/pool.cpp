@@ -1,4 +1,6 @@
 // AVX2 pooling kernels (NHWC), vectorized across channels.
+#include <algorithm>
+
 #include "kernels/avx2/avx2_kernels.h"
 #include "kernels/avx2/simd_util.h"
 #include "kernels/scalar/load_store.h"
@@ -6,43 +8,51 @@
 
 namespace qnnpy {
 
-void max_pool2d_avx2(const uint8_t* x, const Pool2dShape& s, bool is_signed, uint8_t* out) {
+namespace {
+
+// Max over the in-bounds taps only, as the scalar twin: 32 channels per step, then the channels left one by one.
+template <bool kSigned>
+void max_pool2d_blocks(const uint8_t* x, const Pool2dShape& s, uint8_t* out) {
   const int64_t vec_c = s.c / 32 * 32;
-  const __m256i lowest = _mm256_set1_epi8(is_signed ? -128 : 0);
+  const __m256i lowest = _mm256_set1_epi8(kSigned ? -128 : 0);
   for (int64_t b = 0; b < s.n; ++b)
-    for (int64_t oy = 0; oy < s.oh; ++oy)
+    for (int64_t oy = 0; oy < s.oh; ++oy) {
+      const int64_t y0 = oy * s.sh - s.ph;
+      int64_t ky0, ky1;
+      taps_inside(y0, s.dh, s.kh, s.h, ky0, ky1);
       for (int64_t ox = 0; ox < s.ow; ++ox) {
+        const int64_t x0 = ox * s.sw - s.pw;
+        int64_t kx0, kx1;
+        taps_inside(x0, s.dw, s.kw, s.w, kx0, kx1);
+        const uint8_t* image = x + b * s.h * s.w * s.c;
         uint8_t* dst = out + ((b * s.oh + oy) * s.ow + ox) * s.c;
-        for (int64_t ch = 0; ch < s.c; ch += 32) {
-          const bool full = ch < vec_c;
+        for (int64_t ch = 0; ch < vec_c; ch += 32) {
           __m256i best = lowest;
-          int32_t best_tail[32];
-          for (int64_t i = 0; i < 32; ++i) best_tail[i] = is_signed ? -128 : 0;
-          for (int64_t ky = 0; ky < s.kh; ++ky) {
-            const int64_t iy = oy * s.sh - s.ph + ky * s.dh;
-            if (iy < 0 || iy >= s.h) continue;
-            for (int64_t kx = 0; kx < s.kw; ++kx) {
-              const int64_t ix = ox * s.sw - s.pw + kx * s.dw;
-              if (ix < 0 || ix >= s.w) continue;
-              const uint8_t* src = x + ((b * s.h + iy) * s.w + ix) * s.c + ch;
-              if (full) {
-                const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src));
-                best = is_signed ? _mm256_max_epi8(best, v) : _mm256_max_epu8(best, v);
-              } else {
-                for (int64_t i = 0; i < s.c - ch; ++i) {
-                  const int32_t v = load_q(src, i, is_signed);
-                  if (v > best_tail[i]) best_tail[i] = v;
-                }
-              }
+          for (int64_t ky = ky0; ky < ky1; ++ky) {
+            const uint8_t* row = image + (y0 + ky * s.dh) * s.w * s.c + ch;
+            for (int64_t kx = kx0; kx < kx1; ++kx) {
+              const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(row + (x0 + kx * s.dw) * s.c));
+              best = kSigned ? _mm256_max_epi8(best, v) : _mm256_max_epu8(best, v);
             }
           }
-          if (full) {
-            _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + ch), best);
-          } else {
-            for (int64_t i = 0; i < s.c - ch; ++i) store_q(dst + ch, i, best_tail[i]);
-          }
+          _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + ch), best);
+        }
+        for (int64_t ch = vec_c; ch < s.c; ++ch) {
+          int32_t best = kSigned ? -128 : 0;
+          for (int64_t ky = ky0; ky < ky1; ++ky)
+            for (int64_t kx = kx0; kx < kx1; ++kx)
+              best = std::max(best, load_q(image, ((y0 + ky * s.dh) * s.w + x0 + kx * s.dw) * s.c + ch, kSigned));
+          store_q(dst, ch, best);
         }
       }
+    }
+}
+
+}  // namespace
+
+void max_pool2d_avx2(const uint8_t* x, const Pool2dShape& s, bool is_signed, uint8_t* out) {
+  if (is_signed) return max_pool2d_blocks<true>(x, s, out);
+  max_pool2d_blocks<false>(x, s, out);
 }
 
 void adaptive_avg_pool2d_avx2(const uint8_t* x, const Pool2dShape& s, bool is_signed, const AdaptivePoolParams& p,

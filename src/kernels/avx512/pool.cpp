@@ -29,29 +29,44 @@ inline __m512i clamp(__m512i v, __m512i lo, __m512i hi) { return _mm512_min_epi3
 
 }  // namespace
 
+namespace {
+
 // Max over the in-bounds taps only, as the scalar twin.
-void max_pool2d_avx512(const uint8_t* x, const Pool2dShape& s, bool is_signed, uint8_t* out) {
-  const __m512i lowest = _mm512_set1_epi8(is_signed ? -128 : 0);
+template <bool kSigned>
+void max_pool2d_blocks(const uint8_t* x, const Pool2dShape& s, uint8_t* out) {
+  const __m512i lowest = _mm512_set1_epi8(kSigned ? -128 : 0);
   for (int64_t b = 0; b < s.n; ++b)
-    for (int64_t oy = 0; oy < s.oh; ++oy)
+    for (int64_t oy = 0; oy < s.oh; ++oy) {
+      const int64_t y0 = oy * s.sh - s.ph;
+      int64_t ky0, ky1;
+      taps_inside(y0, s.dh, s.kh, s.h, ky0, ky1);
       for (int64_t ox = 0; ox < s.ow; ++ox) {
+        const int64_t x0 = ox * s.sw - s.pw;
+        int64_t kx0, kx1;
+        taps_inside(x0, s.dw, s.kw, s.w, kx0, kx1);
+        const uint8_t* image = x + b * s.h * s.w * s.c;
         uint8_t* dst = out + ((b * s.oh + oy) * s.ow + ox) * s.c;
         for (int64_t ch = 0; ch < s.c; ch += 64) {
           const __mmask64 lanes = first_lanes64(s.c - ch);
           __m512i best = lowest;
-          for (int64_t ky = 0; ky < s.kh; ++ky) {
-            const int64_t iy = oy * s.sh - s.ph + ky * s.dh;
-            if (iy < 0 || iy >= s.h) continue;
-            for (int64_t kx = 0; kx < s.kw; ++kx) {
-              const int64_t ix = ox * s.sw - s.pw + kx * s.dw;
-              if (ix < 0 || ix >= s.w) continue;
-              const __m512i v = _mm512_mask_loadu_epi8(lowest, lanes, x + ((b * s.h + iy) * s.w + ix) * s.c + ch);
-              best = is_signed ? _mm512_max_epi8(best, v) : _mm512_max_epu8(best, v);
+          for (int64_t ky = ky0; ky < ky1; ++ky) {
+            const uint8_t* row = image + (y0 + ky * s.dh) * s.w * s.c + ch;
+            for (int64_t kx = kx0; kx < kx1; ++kx) {
+              const __m512i v = _mm512_mask_loadu_epi8(lowest, lanes, row + (x0 + kx * s.dw) * s.c);
+              best = kSigned ? _mm512_max_epi8(best, v) : _mm512_max_epu8(best, v);
             }
           }
           _mm512_mask_storeu_epi8(dst + ch, lanes, best);
         }
       }
+    }
+}
+
+}  // namespace
+
+void max_pool2d_avx512(const uint8_t* x, const Pool2dShape& s, bool is_signed, uint8_t* out) {
+  if (is_signed) return max_pool2d_blocks<true>(x, s, out);
+  max_pool2d_blocks<false>(x, s, out);
 }
 
 // Every channel takes the same formula (avg_pool_output), so the last ones need no scalar loop.
