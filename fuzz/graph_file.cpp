@@ -31,8 +31,8 @@ void load_and_use(const std::string& bytes) {
     qnnpy::fuzz::finding("graph_file", (std::string("a saved graph does not load again: ") + e.what()).c_str());
   }
   qnnpy::emit_tvmscript(*g);
-  // The file's length picks the profile, so the corpus covers all three.
-  qnnpy::fuzz::run_on_both_isas("graph_file", g, bytes.size());
+  // The file's length picks the profile and the SIMD set, so the corpus covers them all.
+  qnnpy::fuzz::run_on_scalar_and_simd("graph_file", g, bytes.size());
 }
 
 }  // namespace

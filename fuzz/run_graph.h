@@ -1,11 +1,13 @@
 // Runs a fuzzed graph in the integer runtime when its size allows, on the scalar
-// kernels and, where the CPU has AVX2, on the AVX2 twins, and checks that both
+// kernels and on one of the SIMD kernel sets this CPU runs, and checks that both
 // give the same bytes.
 #pragma once
 
 #include <algorithm>
 #include <cstdint>
 #include <memory>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "fuzz_contract.h"
@@ -94,18 +96,34 @@ inline std::vector<HostTensor> run_once(const std::shared_ptr<const Graph>& g, P
   return executor.run(ptrs, nullptr);
 }
 
-// `selector` picks the profile (any number; the targets pass something the input decides).
-inline void run_on_both_isas(const char* target, const std::shared_ptr<const Graph>& g, size_t selector) {
+// The SIMD kernel sets of this build that this CPU runs.
+inline std::vector<Isa> simd_isas() {
+  std::vector<Isa> isas;
+  for (const char* name : {"avx2", "avxvnni", "avx512vnni", "neon", "neon_dot"}) {
+    try {
+      isas.push_back(parse_isa(name));
+    } catch (const std::invalid_argument&) {
+      // not built for this architecture, or not run by this CPU
+    }
+  }
+  return isas;
+}
+
+// `selector` picks the profile and the SIMD set (any number; the targets pass something the input decides).
+inline void run_on_scalar_and_simd(const char* target, const std::shared_ptr<const Graph>& g, size_t selector) {
   if (bounded_work(*g) < 0) return;
   const Profile profiles[] = {Profile::Int32Bias, Profile::Fbgemm, Profile::FixedPoint};
   const Profile profile = profiles[selector % 3];
   const std::vector<GraphInput> inputs = make_inputs(*g);
   const std::vector<HostTensor> scalar = run_once(g, profile, Isa::Scalar, inputs);
-  if (!cpu_has_avx2()) return;
-  const std::vector<HostTensor> avx2 = run_once(g, profile, Isa::Avx2, inputs);
-  if (scalar.size() != avx2.size()) finding(target, "scalar and AVX2 runs return different output counts");
+  static const std::vector<Isa> isas = simd_isas();
+  if (isas.empty()) return;
+  const Isa isa = isas[selector / 3 % isas.size()];
+  const std::vector<HostTensor> simd = run_once(g, profile, isa, inputs);
+  const std::string name = isa_name(isa);
+  if (scalar.size() != simd.size()) finding(target, ("scalar and " + name + " runs return different output counts").c_str());
   for (size_t i = 0; i < scalar.size(); ++i) {
-    if (scalar[i].bytes != avx2[i].bytes) finding(target, "scalar and AVX2 outputs differ");
+    if (scalar[i].bytes != simd[i].bytes) finding(target, ("scalar and " + name + " outputs differ").c_str());
   }
 }
 
