@@ -2,9 +2,11 @@
 // Only the target architecture's SIMD kernels are compiled (CMakeLists.txt), which then
 // defines QNNPY_AVX2_KERNELS or QNNPY_NEON_KERNELS; the compiler's architecture macros
 // are checked too, so other architectures' intrinsics headers are never included.
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <stdexcept>
+#include <vector>
 
 #include "kernels/scalar/scalar_kernels.h"
 #if defined(__aarch64__) && defined(__APPLE__)
@@ -84,10 +86,22 @@ bool cpu_has_neon_dot() {
 
 namespace {
 
+#if defined(QNNPY_X86_SIMD)
+bool avx_vnni_passes_self_check();
+#endif
+
 Isa best_isa() {
 #if defined(QNNPY_X86_SIMD)
   if (cpu_has_avx512_vnni()) return Isa::Avx512Vnni;
-  if (cpu_has_avx_vnni()) return Isa::AvxVnni;
+  if (cpu_has_avx_vnni()) {
+    if (avx_vnni_passes_self_check()) return Isa::AvxVnni;
+    static const bool warned = [] {
+      std::fprintf(stderr, "qnnpy: the avxvnni kernels disagree with the scalar ones on this CPU (a bug: please "
+                           "report it); using the avx2 kernels\n");
+      return true;
+    }();
+    (void)warned;
+  }
   return cpu_has_avx2() ? Isa::Avx2 : Isa::Scalar;
 #elif defined(QNNPY_ARM_SIMD)
   return cpu_has_neon_dot() ? Isa::NeonDot : Isa::Neon;
@@ -122,6 +136,10 @@ Isa parse_isa(const std::string& name) {
 #if defined(QNNPY_X86_SIMD)
     if (!cpu_has_avx_vnni() && !cpu_has_avx512_vnni()) {
       throw std::invalid_argument("isa 'avxvnni' requested but this CPU (or OS) has neither AVX-VNNI nor AVX-512 VNNI");
+    }
+    if (!avx_vnni_passes_self_check()) {
+      throw std::invalid_argument("isa 'avxvnni' requested but its kernels disagree with the scalar ones on this CPU "
+                                  "(a bug: please report it)");
     }
     return Isa::AvxVnni;
 #else
@@ -264,6 +282,31 @@ const KernelSet& avx_vnni_kernels() {
                                                 : avx_vnni_kernels_encoded<VnniEncoding::Evex>();
   return k;
 }
+
+namespace {
+
+// Whether the avxvnni GEMM equals the scalar one on a small problem: 7 rows (a full tile and one row
+// more), 20 columns (a full block and 4 more), every byte value, weights from -128 to 127. The set's
+// VEX code runs only on CPUs with AVX-VNNI, which the project's test machines lack, so it is checked
+// on the machine that runs it, once, before it is used.
+bool avx_vnni_passes_self_check() {
+  static const bool passes = [] {
+    constexpr int64_t m = 7, k = 64, n = 20;
+    std::vector<uint8_t> a(m * k);
+    std::vector<int8_t> b(k * n);
+    for (size_t i = 0; i < a.size(); ++i) a[i] = static_cast<uint8_t>(i * 37 + 11);
+    for (size_t i = 0; i < b.size(); ++i) b[i] = static_cast<int8_t>(static_cast<uint8_t>(i * 101 + 7));
+    std::vector<int8_t> packed(static_cast<size_t>(packed_b_u8s8_size(k, n)));
+    pack_b_u8s8(b.data(), k, n, packed.data());
+    std::vector<int32_t> want(m * n), got(m * n);
+    gemm_u8s8_scalar(a.data(), m, k, packed.data(), n, want.data(), n);
+    avx_vnni_kernels().gemm_u8s8(a.data(), m, k, packed.data(), n, got.data(), n);
+    return want == got;
+  }();
+  return passes;
+}
+
+}  // namespace
 #endif
 
 const KernelSet& kernel_set(Isa isa) {
