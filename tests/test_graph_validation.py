@@ -100,6 +100,19 @@ def test_conv_kernel_larger_than_the_input():
     refused(conv_file(int8_weight([2, 3, 9, 9])), "conv2d (body.conv)", "kernel larger than padded input")
 
 
+@pytest.mark.parametrize("op", ["conv", "max_pool2d"])
+def test_dilated_window_beyond_the_input_is_refused_whatever_the_stride(op):
+    """A 3-tap window of dilation 4 spans 9 columns of a 4-column input: the output size rounds toward minus
+    infinity (as PyTorch's), so a stride larger than the shortfall does not make it 1 (C++'s division did; the
+    depthwise quads then read past their rows: fuzz/regressions/packed_state/dilated-window-beyond-input)."""
+    if op == "conv":
+        data = conv_file(int8_weight([2, 3, 3, 3]), out_shape=[1, 2, 4, 1], stride=[1, 100], dilation=[1, 4])
+        refused(data, "conv2d (body.conv)", "kernel larger than padded input")
+    else:
+        ints = max_pool(kernel=[1, 3], stride=[1, 100], dilation=[1, 4])
+        refused(pool_file("max_pool2d", [1, 3, 4, 1], ints), "kernel larger than padded input")
+
+
 def test_huge_param_shape_is_refused_before_any_allocation():
     weight = FileParam("w", "int8", [1 << 25, 3, 1, 1], b"", [0.05], [0])
     refused(conv_file(weight), "param 'w'", "has an axis outside")

@@ -73,8 +73,11 @@ int64_t Checker::axis(const std::string& key, size_t rank) const {
 }
 
 int64_t window_output_size(int64_t in, int64_t kernel, int64_t stride, int64_t pad, int64_t dilation, bool ceil_mode) {
-  int64_t span = in + 2 * pad - dilation * (kernel - 1) - 1;
-  int64_t out = (ceil_mode ? (span + stride - 1) / stride : span / stride) + 1;
+  const int64_t span = in + 2 * pad - dilation * (kernel - 1) - 1;
+  // Rounded toward minus infinity, as PyTorch's div_rtn: a dilated window longer than the padded input
+  // (span < 0) gives no output even where the stride exceeds the shortfall (C++'s division would give 1).
+  const int64_t numerator = ceil_mode ? span + stride - 1 : span;
+  int64_t out = numerator / stride - (numerator % stride < 0 ? 1 : 0) + 1;
   // PyTorch: the last window must start inside the input or the left padding.
   if (ceil_mode && (out - 1) * stride >= in + pad) --out;
   return out;
