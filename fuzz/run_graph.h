@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <cstdint>
 #include <memory>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -96,19 +95,6 @@ inline std::vector<HostTensor> run_once(const std::shared_ptr<const Graph>& g, P
   return executor.run(ptrs, nullptr);
 }
 
-// The SIMD kernel sets of this build that this CPU runs.
-inline std::vector<Isa> simd_isas() {
-  std::vector<Isa> isas;
-  for (const char* name : {"avx2", "avxvnni", "avx512vnni", "neon", "neon_dot"}) {
-    try {
-      isas.push_back(parse_isa(name));
-    } catch (const std::invalid_argument&) {
-      // not built for this architecture, or not run by this CPU
-    }
-  }
-  return isas;
-}
-
 // `selector` picks the profile and the SIMD set (any number; the targets pass something the input decides).
 inline void run_on_scalar_and_simd(const char* target, const std::shared_ptr<const Graph>& g, size_t selector) {
   if (bounded_work(*g) < 0) return;
@@ -116,7 +102,7 @@ inline void run_on_scalar_and_simd(const char* target, const std::shared_ptr<con
   const Profile profile = profiles[selector % 3];
   const std::vector<GraphInput> inputs = make_inputs(*g);
   const std::vector<HostTensor> scalar = run_once(g, profile, Isa::Scalar, inputs);
-  static const std::vector<Isa> isas = simd_isas();
+  static const std::vector<Isa> isas = runnable_simd_isas();
   if (isas.empty()) return;
   const Isa isa = isas[selector / 3 % isas.size()];
   const std::vector<HostTensor> simd = run_once(g, profile, isa, inputs);

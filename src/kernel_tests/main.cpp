@@ -8,7 +8,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -17,19 +16,6 @@
 
 namespace qnnpy::kernel_tests {
 namespace {
-
-// The SIMD ISAs of this build that this CPU runs.
-std::vector<Isa> runnable_simd_isas() {
-  std::vector<Isa> isas;
-  for (const char* name : {"avx2", "avxvnni", "avx512vnni", "neon", "neon_dot"}) {
-    try {
-      isas.push_back(parse_isa(name));
-    } catch (const std::invalid_argument&) {
-      // not built for this architecture, or not supported by this CPU
-    }
-  }
-  return isas;
-}
 
 int info() {
   std::printf("default_isa %s\ncpu_has_avx2 %d\ncpu_has_avx_vnni %d\ncpu_has_neon_dot %d\nsimd_isas",

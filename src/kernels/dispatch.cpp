@@ -161,6 +161,18 @@ Isa parse_isa(const std::string& name) {
   throw std::invalid_argument("unknown isa '" + name + "' (expected auto, scalar, avx2, avxvnni, avx512vnni, neon or neon_dot)");
 }
 
+std::vector<Isa> runnable_simd_isas() {
+  std::vector<Isa> isas;
+  for (const char* name : {"avx2", "avxvnni", "avx512vnni", "neon", "neon_dot"}) {
+    try {
+      isas.push_back(parse_isa(name));
+    } catch (const std::invalid_argument&) {
+      // not built for this architecture, or not run by this CPU
+    }
+  }
+  return isas;
+}
+
 Isa default_isa() {
   const char* env = std::getenv("QNNPY_ISA");
   return parse_isa(env ? env : "auto");

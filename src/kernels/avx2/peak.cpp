@@ -2,10 +2,8 @@
 // loop-invariant multiplies and the loop measures additions only.
 #include "kernels/avx2/peak.h"
 
-#include <algorithm>
-#include <chrono>
-
 #include "kernels/kernels.h"
+#include "kernels/peak_rate.h"
 
 namespace qnnpy {
 namespace {
@@ -27,26 +25,14 @@ namespace {
 void s16_loop(long n) { QNNPY_LOOP(QNNPY_S16_STEP); }
 void u8s8_loop(long n) { QNNPY_LOOP(QNNPY_U8S8_STEP); }
 
-double measure(void (*loop)(long), double macs_per_iteration, double seconds) {
-  if (!cpu_has_avx2()) return 0.0;
-  constexpr long kBlock = 20000;
-  // The fastest of many short blocks: on a shared machine, blocks during which the
-  // thread was descheduled are slower and do not count.
-  const auto start = std::chrono::steady_clock::now();
-  double best = 0.0;
-  for (auto t0 = start; std::chrono::duration<double>(t0 - start).count() < seconds;) {
-    loop(kBlock);
-    const auto t1 = std::chrono::steady_clock::now();
-    best = std::max(best, kBlock * macs_per_iteration / std::chrono::duration<double>(t1 - t0).count() / 1e9);
-    t0 = t1;
-  }
-  return best;
-}
-
 }  // namespace
 
-double peak_madd_gmacs(double seconds) { return measure(s16_loop, 12 * 16, seconds); }
+double peak_madd_gmacs(double seconds) {
+  return cpu_has_avx2() ? fastest_block_gmacs(s16_loop, 12 * 16, seconds) : 0.0;
+}
 
-double peak_u8s8_gmacs(double seconds) { return measure(u8s8_loop, 12 * 32, seconds); }
+double peak_u8s8_gmacs(double seconds) {
+  return cpu_has_avx2() ? fastest_block_gmacs(u8s8_loop, 12 * 32, seconds) : 0.0;
+}
 
 }  // namespace qnnpy

@@ -2,10 +2,8 @@
 // loop-invariant work out and the loop would not measure vpdpbusd.
 #include "kernels/avx512/peak.h"
 
-#include <algorithm>
-#include <chrono>
-
 #include "kernels/kernels.h"
+#include "kernels/peak_rate.h"
 
 namespace qnnpy {
 namespace {
@@ -30,20 +28,7 @@ void vnni_loop(long n) {
 }  // namespace
 
 double peak_vnni_gmacs(double seconds) {
-  if (!cpu_has_avx512_vnni()) return 0.0;
-  constexpr long kBlock = 20000;
-  constexpr double kMacsPerIteration = 24 * 64;
-  // The fastest of many short blocks: on a shared machine, blocks during which the
-  // thread was descheduled are slower and do not count.
-  const auto start = std::chrono::steady_clock::now();
-  double best = 0.0;
-  for (auto t0 = start; std::chrono::duration<double>(t0 - start).count() < seconds;) {
-    vnni_loop(kBlock);
-    const auto t1 = std::chrono::steady_clock::now();
-    best = std::max(best, kBlock * kMacsPerIteration / std::chrono::duration<double>(t1 - t0).count() / 1e9);
-    t0 = t1;
-  }
-  return best;
+  return cpu_has_avx512_vnni() ? fastest_block_gmacs(vnni_loop, 24 * 64, seconds) : 0.0;
 }
 
 }  // namespace qnnpy

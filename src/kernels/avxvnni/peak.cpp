@@ -2,10 +2,8 @@
 // encodings of vpdpbusd (kernels/avxvnni/dpbusd.h).
 #include "kernels/avxvnni/peak.h"
 
-#include <algorithm>
-#include <chrono>
-
 #include "kernels/kernels.h"
+#include "kernels/peak_rate.h"
 
 namespace qnnpy {
 namespace {
@@ -37,25 +35,8 @@ void evex_loop(long n) {
 }  // namespace
 
 double peak_avxvnni_gmacs(double seconds) {
-  const bool vex = cpu_has_avx_vnni();
-  if (!vex && !cpu_has_avx512_vnni()) return 0.0;
-  constexpr long kBlock = 20000;
-  constexpr double kMacsPerIteration = 12 * 32;
-  // The fastest of many short blocks: on a shared machine, blocks during which the
-  // thread was descheduled are slower and do not count.
-  const auto start = std::chrono::steady_clock::now();
-  double best = 0.0;
-  for (auto t0 = start; std::chrono::duration<double>(t0 - start).count() < seconds;) {
-    if (vex) {
-      vex_loop(kBlock);
-    } else {
-      evex_loop(kBlock);
-    }
-    const auto t1 = std::chrono::steady_clock::now();
-    best = std::max(best, kBlock * kMacsPerIteration / std::chrono::duration<double>(t1 - t0).count() / 1e9);
-    t0 = t1;
-  }
-  return best;
+  if (cpu_has_avx_vnni()) return fastest_block_gmacs(vex_loop, 12 * 32, seconds);
+  return cpu_has_avx512_vnni() ? fastest_block_gmacs(evex_loop, 12 * 32, seconds) : 0.0;
 }
 
 }  // namespace qnnpy
