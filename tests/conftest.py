@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 import torch
 
-from qnnpy import _core, zoo
+from isas import AVX512VNNI, AVXVNNI
+from qnnpy import zoo
 
 warnings.filterwarnings("ignore", message=".*quantized tensor creation functions.*")
 
@@ -21,14 +22,7 @@ def _fbgemm_engine():
     torch.backends.quantized.engine = "fbgemm"
 
 
-@pytest.fixture(params=[
-    "avx2",
-    # Without AVX-VNNI the avxvnni set runs vpdpbusd in its AVX-512 (EVEX) encoding.
-    pytest.param("avxvnni", marks=pytest.mark.skipif(not (_core.cpu_has_avx_vnni() or _core.cpu_has_avx512_vnni()),
-                                                     reason="this CPU (or OS) has neither AVX-VNNI nor AVX-512 VNNI")),
-    pytest.param("avx512vnni", marks=pytest.mark.skipif(not _core.cpu_has_avx512_vnni(),
-                                                        reason="this CPU (or OS) has no AVX-512 VNNI")),
-])
+@pytest.fixture(params=["avx2", AVXVNNI, AVX512VNNI])
 def vector_isa(request) -> str:
     """Each x86 vector kernel set, compared with the scalar one (the VNNI sets where the CPU runs them)."""
     return request.param

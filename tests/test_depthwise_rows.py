@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 import qnnpy
-from qnnpy import _core
+from isas import AVX2, AVX512VNNI, AVXVNNI
 from small_models import ConvBlock, quantized
 
 GEOMETRIES = {
@@ -22,14 +22,7 @@ GEOMETRIES = {
     "window_wider_than_the_image": (8, (3, 2), 3, (2, 2), 1, 1),
 }
 
-ISAS = [
-    "scalar",
-    pytest.param("avx2", marks=pytest.mark.skipif(not _core.cpu_has_avx2(), reason="this CPU has no AVX2")),
-    pytest.param("avxvnni", marks=pytest.mark.skipif(not (_core.cpu_has_avx_vnni() or _core.cpu_has_avx512_vnni()),
-                                                     reason="this CPU (or OS) has neither AVX-VNNI nor AVX-512 VNNI")),
-    pytest.param("avx512vnni", marks=pytest.mark.skipif(not _core.cpu_has_avx512_vnni(),
-                                                        reason="this CPU (or OS) has no AVX-512 VNNI")),
-]
+ISAS = ["scalar", AVX2, AVXVNNI, AVX512VNNI]
 
 
 @pytest.mark.parametrize("isa", ISAS)

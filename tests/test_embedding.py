@@ -15,7 +15,7 @@ import qnnpy
 from qnnpy import _core, tvm_bridge
 from qnnpy.errors import ConversionError
 from qnnpy.executor import Executor
-from embedding_models import (DIM, BagLinear, EmbeddingEncoder, EmbeddingLinear, WeightedBagLinear, dynamic_quantized,
+from embedding_models import (DIM, BagLinear, EmbeddingEncoder, WeightedBagLinear, dynamic_quantized,
                               embedding_cases, static_quantized, token_ids)
 
 

@@ -13,15 +13,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from isas import AVX512VNNI, AVXVNNI
 from qnnpy import _core
 
 
-@pytest.fixture(params=[
-    pytest.param("avxvnni", marks=pytest.mark.skipif(not (_core.cpu_has_avx_vnni() or _core.cpu_has_avx512_vnni()),
-                                                     reason="this CPU (or OS) has neither AVX-VNNI nor AVX-512 VNNI")),
-    pytest.param("avx512vnni", marks=pytest.mark.skipif(not _core.cpu_has_avx512_vnni(),
-                                                        reason="this CPU (or OS) has no AVX-512 VNNI")),
-])
+@pytest.fixture(params=[AVXVNNI, AVX512VNNI])
 def vnni_isa(request) -> str:
     return request.param
 

@@ -7,11 +7,10 @@ within 1e-5 of their range. The README's coverage table reads these as its PT2E 
 from __future__ import annotations
 
 import pytest
-import torch
 
 import qnnpy
 from qnnpy import _core, zoo
-from pt2e_models import float_model, inputs, pt2e
+from pt2e_models import inputs, pt2e
 
 MODELS = sorted(zoo.TORCHVISION_MODELS)
 SIZE = {"shufflenet_v2_x1_0": 96, "inception_v3": 96}
