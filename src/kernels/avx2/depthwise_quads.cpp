@@ -6,24 +6,21 @@
 #include <immintrin.h>
 
 #include "kernels/avx2/avx2_kernels.h"
+#include "kernels/avx2/quads_ymm.h"
 #include "kernels/depthwise_quads_walk.h"
 #include "kernels/scalar/scalar_kernels.h"
 
 namespace qnnpy {
 namespace {
 
-// 8 channels per ymm; dot4 is vpmaddubsw (two int16 pair sums, exact under the caller's clamp)
-// then vpmaddwd with ones (the pair into int32).
-struct Ymm {
-  using V = __m256i;
-  static constexpr int64_t kLanes = 8;
-  static V zero() { return _mm256_setzero_si256(); }
-  static V load(const void* p) { return _mm256_loadu_si256(static_cast<const __m256i*>(p)); }
-  static void store(int32_t* p, V v) { _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), v); }
-  static V dot4(V acc, V x, V w) {
+// vpmaddubsw (two int16 pair sums, exact under the caller's clamp), then vpmaddwd with ones (the
+// pair into int32).
+struct MaddubsDot4 {
+  static __m256i apply(__m256i acc, __m256i x, __m256i w) {
     return _mm256_add_epi32(acc, _mm256_madd_epi16(_mm256_maddubs_epi16(x, w), _mm256_set1_epi16(1)));
   }
 };
+using Ymm = QuadsYmm<MaddubsDot4>;
 
 // kClamp: the bound is below 255 (otherwise no byte exceeds it and nothing is compared).
 template <bool kClamp>

@@ -3,6 +3,7 @@
 // byte (so the input needs no clamp); the walk is kernels/depthwise_quads_walk.h.
 #include <immintrin.h>
 
+#include "kernels/avx2/quads_ymm.h"
 #include "kernels/avxvnni/avxvnni_kernels.h"
 #include "kernels/avxvnni/dpbusd.h"
 #include "kernels/depthwise_quads_walk.h"
@@ -11,14 +12,11 @@ namespace qnnpy {
 namespace {
 
 template <VnniEncoding E>
-struct Ymm {
-  using V = __m256i;
-  static constexpr int64_t kLanes = 8;
-  static V zero() { return _mm256_setzero_si256(); }
-  static V load(const void* p) { return _mm256_loadu_si256(static_cast<const __m256i*>(p)); }
-  static void store(int32_t* p, V v) { _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), v); }
-  static V dot4(V acc, V x, V w) { return dpbusd<E>(acc, x, w); }
+struct DpbusdDot4 {
+  static __m256i apply(__m256i acc, __m256i x, __m256i w) { return dpbusd<E>(acc, x, w); }
 };
+template <VnniEncoding E>
+using Ymm = QuadsYmm<DpbusdDot4<E>>;
 
 }  // namespace
 
