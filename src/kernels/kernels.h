@@ -36,7 +36,7 @@ bool cpu_has_neon_dot();  // Linux: HWCAP_ASIMDDP; macOS: hw.optional.arm.FEAT_D
 Isa default_isa();
 Isa parse_isa(const std::string& name);  // "scalar", "avx2", "avxvnni", "avx512vnni", "neon", "neon_dot" or "auto"
 const char* isa_name(Isa isa);
-// The SIMD ISAs of this build that this CPU runs (those parse_isa admits), in the order above.
+// The SIMD ISAs of this build that this CPU runs (those parse_isa admits): avx2, avxvnni, avx512vnni; neon, neon_dot.
 std::vector<Isa> runnable_simd_isas();
 
 // B (k x n int16, row-major) packed for gemm_s16: n padded to kGemmNR columns,
