@@ -1,8 +1,15 @@
+#include <pybind11/stl.h>
+
+#include <string>
+#include <vector>
+
 #include "bindings/bindings.h"
 #include "kernels/kernels.h"
 #if defined(__x86_64__) && defined(QNNPY_AVX2_KERNELS)
 #include "kernels/avx2/peak.h"
 #include "kernels/avx512/peak.h"
+#endif
+#if defined(QNNPY_AVXVNNI_KERNELS)
 #include "kernels/avxvnni/peak.h"
 #endif
 
@@ -26,10 +33,28 @@ void bind_kernels(pybind11::module_& m) {
   m.def("peak_vnni_gmacs", &peak_vnni_gmacs, py::arg("seconds") = 0.2,
         "Measured GMAC/s of a register-only vpdpbusd (zmm) loop on one core: the AVX-512 VNNI u8s8 GEMM's ceiling "
         "(0 without AVX-512 VNNI).");
-  m.def("peak_avxvnni_gmacs", &peak_avxvnni_gmacs, py::arg("seconds") = 0.2,
-        "Measured GMAC/s of a register-only vpdpbusd (ymm) loop on one core: the avxvnni u8s8 GEMM's ceiling, in "
-        "the encoding that set uses here (AVX-VNNI's, else AVX-512 VNNI's; 0 with neither).");
+  m.def(
+      "peak_avxvnni_gmacs",
+      [](double seconds) {
+#if defined(QNNPY_AVXVNNI_KERNELS)
+        return peak_avxvnni_gmacs(seconds);
+#else
+        (void)seconds;
+        return 0.0;
 #endif
+      },
+      py::arg("seconds") = 0.2,
+      "Measured GMAC/s of a register-only vpdpbusd (ymm) loop on one core: the avxvnni u8s8 GEMM's ceiling, in the "
+      "encoding that set uses here (AVX-VNNI's, else AVX-512 VNNI's; 0 with neither, or in a build without it).");
+#endif
+  m.def(
+      "runnable_simd_isas",
+      [] {
+        std::vector<std::string> names;
+        for (Isa isa : runnable_simd_isas()) names.emplace_back(isa_name(isa));
+        return names;
+      },
+      "The SIMD kernel sets of this build that this CPU runs, by name (e.g. ['avx2', 'avxvnni', 'avx512vnni']).");
   m.def("default_isa", [] { return std::string(isa_name(default_isa())); },
         "The ISA the runtime uses by default (QNNPY_ISA=scalar|avx2|avxvnni|avx512vnni|neon|neon_dot overrides).");
 }

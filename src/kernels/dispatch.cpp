@@ -20,7 +20,9 @@
 
 #include "kernels/avx2/avx2_kernels.h"
 #include "kernels/avx512/avx512_kernels.h"
+#if defined(QNNPY_AVXVNNI_KERNELS)
 #include "kernels/avxvnni/avxvnni_kernels.h"
+#endif
 #elif defined(__aarch64__) && defined(QNNPY_NEON_KERNELS)
 #define QNNPY_ARM_SIMD 1
 #include "kernels/neon/neon_kernels.h"
@@ -86,13 +88,14 @@ bool cpu_has_neon_dot() {
 
 namespace {
 
-#if defined(QNNPY_X86_SIMD)
+#if defined(QNNPY_AVXVNNI_KERNELS)
 bool avx_vnni_passes_self_check();
 #endif
 
 Isa best_isa() {
 #if defined(QNNPY_X86_SIMD)
   if (cpu_has_avx512_vnni()) return Isa::Avx512Vnni;
+#if defined(QNNPY_AVXVNNI_KERNELS)
   if (cpu_has_avx_vnni()) {
     if (avx_vnni_passes_self_check()) return Isa::AvxVnni;
     static const bool warned = [] {
@@ -102,6 +105,7 @@ Isa best_isa() {
     }();
     (void)warned;
   }
+#endif
   return cpu_has_avx2() ? Isa::Avx2 : Isa::Scalar;
 #elif defined(QNNPY_ARM_SIMD)
   return cpu_has_neon_dot() ? Isa::NeonDot : Isa::Neon;
@@ -133,7 +137,7 @@ Isa parse_isa(const std::string& name) {
 #endif
   }
   if (name == "avxvnni") {
-#if defined(QNNPY_X86_SIMD)
+#if defined(QNNPY_AVXVNNI_KERNELS)
     if (!cpu_has_avx_vnni() && !cpu_has_avx512_vnni()) {
       throw std::invalid_argument("isa 'avxvnni' requested but this CPU (or OS) has neither AVX-VNNI nor AVX-512 VNNI");
     }
@@ -143,7 +147,8 @@ Isa parse_isa(const std::string& name) {
     }
     return Isa::AvxVnni;
 #else
-    throw std::invalid_argument("isa 'avxvnni' requested but qnnpy was built without the x86-64 SIMD kernels");
+    throw std::invalid_argument("isa 'avxvnni' requested but qnnpy was built without the avxvnni kernels (an x86-64 "
+                                "build whose assembler knows AVX-VNNI's vpdpbusd has them)");
 #endif
   }
   if (name == "neon" || name == "neon_dot") {
@@ -273,7 +278,9 @@ const KernelSet& avx512_vnni_kernels() {
   }();
   return k;
 }
+#endif
 
+#if defined(QNNPY_AVXVNNI_KERNELS)
 // The AVX2 set with vpdpbusd on ymm: the VEX encoding where the CPU has AVX-VNNI, else the EVEX one
 // (AVX-512 VL + VNNI; parse_isa admits the set only where one of the two runs).
 template <VnniEncoding E>
@@ -327,8 +334,11 @@ const KernelSet& kernel_set(Isa isa) {
 #if defined(QNNPY_X86_SIMD)
     case Isa::Avx2: return avx2_kernels();
     case Isa::Avx512Vnni: return avx512_vnni_kernels();
+#endif
+#if defined(QNNPY_AVXVNNI_KERNELS)
     case Isa::AvxVnni: return avx_vnni_kernels();
-#elif defined(QNNPY_ARM_SIMD)
+#endif
+#if defined(QNNPY_ARM_SIMD)
     case Isa::Neon: return neon_kernels();
     case Isa::NeonDot: return neon_dot_kernels();
 #endif
