@@ -113,3 +113,13 @@ def test_conv_rows_in_place_equal_scalar(cin, k, dilation, batch, h, w, threads,
     g.mark_output(g.add_node("dequantize", [y], "dq", "dq", "float32"))
     _compare(g, rng.integers(0, 256, (batch, cin, h, w)), 201, vnni_isa, monkeypatch, threads,
              kernel="gemm_u8s8_runs")
+
+
+def test_the_cpu_and_build_that_allow_the_avxvnni_set_run_it():
+    """Where the CPU has AVX-VNNI or AVX-512 VNNI and the build has the kernels, the set is offered: a failed
+    self-check (dispatch.cpp) would otherwise only skip the avxvnni tests."""
+    if not (_core.cpu_has_avx_vnni() or _core.cpu_has_avx512_vnni()):
+        pytest.skip("this CPU (or OS) has neither AVX-VNNI nor AVX-512 VNNI")
+    if not _core.avxvnni_kernels_built:
+        pytest.skip("this build has no avxvnni kernels (its assembler does not know AVX-VNNI)")
+    assert "avxvnni" in _core.runnable_simd_isas()

@@ -47,6 +47,11 @@ void bind_kernels(pybind11::module_& m) {
       "Measured GMAC/s of a register-only vpdpbusd (ymm) loop on one core: the avxvnni u8s8 GEMM's ceiling, in the "
       "encoding that set uses here (AVX-VNNI's, else AVX-512 VNNI's; 0 with neither, or in a build without it).");
 #endif
+#if defined(QNNPY_AVXVNNI_KERNELS)
+  m.attr("avxvnni_kernels_built") = true;
+#else
+  m.attr("avxvnni_kernels_built") = false;
+#endif
   m.def(
       "runnable_simd_isas",
       [] {
