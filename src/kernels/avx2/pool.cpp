@@ -15,7 +15,8 @@ template <bool kSigned>
 void max_pool2d_blocks(const uint8_t* x, const Pool2dShape& s, uint8_t* out) {
   const int64_t vec_c = s.c / 32 * 32;
   const __m256i lowest = _mm256_set1_epi8(kSigned ? -128 : 0);
-  for (int64_t b = 0; b < s.n; ++b)
+  for (int64_t b = 0; b < s.n; ++b) {
+    const uint8_t* image = x + b * s.h * s.w * s.c;
     for (int64_t oy = 0; oy < s.oh; ++oy) {
       const int64_t y0 = oy * s.sh - s.ph;
       int64_t ky0, ky1;
@@ -24,7 +25,6 @@ void max_pool2d_blocks(const uint8_t* x, const Pool2dShape& s, uint8_t* out) {
         const int64_t x0 = ox * s.sw - s.pw;
         int64_t kx0, kx1;
         taps_inside(x0, s.dw, s.kw, s.w, kx0, kx1);
-        const uint8_t* image = x + b * s.h * s.w * s.c;
         uint8_t* dst = out + ((b * s.oh + oy) * s.ow + ox) * s.c;
         for (int64_t ch = 0; ch < vec_c; ch += 32) {
           __m256i best = lowest;
@@ -46,6 +46,7 @@ void max_pool2d_blocks(const uint8_t* x, const Pool2dShape& s, uint8_t* out) {
         }
       }
     }
+  }
 }
 
 }  // namespace

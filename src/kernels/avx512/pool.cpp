@@ -27,15 +27,12 @@ inline __m512i load16_q(const uint8_t* p, bool is_signed, __mmask16 m) {
 
 inline __m512i clamp(__m512i v, __m512i lo, __m512i hi) { return _mm512_min_epi32(_mm512_max_epi32(v, lo), hi); }
 
-}  // namespace
-
-namespace {
-
 // Max over the in-bounds taps only, as the scalar twin.
 template <bool kSigned>
 void max_pool2d_blocks(const uint8_t* x, const Pool2dShape& s, uint8_t* out) {
   const __m512i lowest = _mm512_set1_epi8(kSigned ? -128 : 0);
-  for (int64_t b = 0; b < s.n; ++b)
+  for (int64_t b = 0; b < s.n; ++b) {
+    const uint8_t* image = x + b * s.h * s.w * s.c;
     for (int64_t oy = 0; oy < s.oh; ++oy) {
       const int64_t y0 = oy * s.sh - s.ph;
       int64_t ky0, ky1;
@@ -44,7 +41,6 @@ void max_pool2d_blocks(const uint8_t* x, const Pool2dShape& s, uint8_t* out) {
         const int64_t x0 = ox * s.sw - s.pw;
         int64_t kx0, kx1;
         taps_inside(x0, s.dw, s.kw, s.w, kx0, kx1);
-        const uint8_t* image = x + b * s.h * s.w * s.c;
         uint8_t* dst = out + ((b * s.oh + oy) * s.ow + ox) * s.c;
         for (int64_t ch = 0; ch < s.c; ch += 64) {
           const __mmask64 lanes = first_lanes64(s.c - ch);
@@ -60,6 +56,7 @@ void max_pool2d_blocks(const uint8_t* x, const Pool2dShape& s, uint8_t* out) {
         }
       }
     }
+  }
 }
 
 }  // namespace
