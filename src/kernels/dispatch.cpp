@@ -39,19 +39,31 @@ bool cpu_has_avx2() {
 #endif
 }
 
+#if defined(QNNPY_X86_SIMD)
+namespace {
+
+// XCR0's low word, the register states the OS saves; 0 where xgetbv is unusable (leaf 1, ecx bit 27:
+// OSXSAVE clear).
+unsigned os_saved_states() {
+  unsigned eax, ebx, ecx, edx;
+  if (!__get_cpuid(1, &eax, &ebx, &ecx, &edx) || !(ecx & (1u << 27))) return 0;
+  unsigned xcr0_lo, xcr0_hi;
+  __asm__("xgetbv" : "=a"(xcr0_lo), "=d"(xcr0_hi) : "c"(0));
+  return xcr0_lo;
+}
+
+}  // namespace
+#endif
+
 bool cpu_has_avx512_vnni() {
 #if defined(QNNPY_X86_SIMD)
   unsigned eax, ebx, ecx, edx;
-  // Leaf 1, ecx bit 27: OSXSAVE (xgetbv usable).
-  if (!__get_cpuid(1, &eax, &ebx, &ecx, &edx) || !(ecx & (1u << 27))) return false;
   // Leaf 7 subleaf 0: ebx bits 16 (AVX512F), 30 (AVX512BW), 31 (AVX512VL); ecx bit 11 (AVX512_VNNI).
   if (!__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx)) return false;
   const unsigned ebx_bits = (1u << 16) | (1u << 30) | (1u << 31);
   if ((ebx & ebx_bits) != ebx_bits || !(ecx & (1u << 11))) return false;
   // XCR0 bits 1-2 (xmm, ymm) and 5-7 (opmask, upper halves of zmm0-15, zmm16-31): 0xE6.
-  unsigned xcr0_lo, xcr0_hi;
-  __asm__("xgetbv" : "=a"(xcr0_lo), "=d"(xcr0_hi) : "c"(0));
-  return (xcr0_lo & 0xE6u) == 0xE6u && cpu_has_avx2();
+  return (os_saved_states() & 0xE6u) == 0xE6u && cpu_has_avx2();
 #else
   return false;
 #endif
@@ -60,12 +72,8 @@ bool cpu_has_avx512_vnni() {
 bool cpu_has_avx_vnni() {
 #if defined(QNNPY_X86_SIMD)
   unsigned eax, ebx, ecx, edx;
-  if (!cpu_has_avx2()) return false;
-  // Leaf 1, ecx bit 27: OSXSAVE (xgetbv usable); XCR0 bits 1-2: the xmm and ymm state.
-  if (!__get_cpuid(1, &eax, &ebx, &ecx, &edx) || !(ecx & (1u << 27))) return false;
-  unsigned xcr0_lo, xcr0_hi;
-  __asm__("xgetbv" : "=a"(xcr0_lo), "=d"(xcr0_hi) : "c"(0));
-  if ((xcr0_lo & 0x6u) != 0x6u) return false;
+  // XCR0 bits 1-2: the xmm and ymm state.
+  if (!cpu_has_avx2() || (os_saved_states() & 0x6u) != 0x6u) return false;
   // Leaf 7 subleaf 1: eax bit 4 (AVX-VNNI).
   return __get_cpuid_count(7, 1, &eax, &ebx, &ecx, &edx) && (eax & (1u << 4));
 #else
