@@ -4,6 +4,8 @@ natively and cross-built for AArch64 (Debian's g++-aarch64-linux-gnu) and run un
 * every SIMD kernel against its scalar twin, bit for bit (AVX2 here; NEON and NEON + sdot under
   qemu, the latter on an emulated CPU with the dot-product extension, the former also on one
   without it, where the runtime must pick plain NEON);
+* the avxvnni set's VEX code, which no CPU here runs, against its tested EVEX twin in the
+  driver's disassembly: the same instructions but for vpdpbusd's encoding;
 * small graphs and whole models (ResNet-18, MobileNetV2 at small inputs) converted by the x86
   Python package, run by the driver: every output and intermediate tensor equal, byte for byte,
   to the x86 results, under every profile.
@@ -13,6 +15,8 @@ The AArch64 tests are skipped, with the reason, where the cross tools are absent
 """
 from __future__ import annotations
 
+import platform
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -22,6 +26,7 @@ import qnnpy
 from qnnpy import _core, zoo
 from qnnpy.profiles import PROFILES
 
+import disassembly
 import kernel_driver
 from small_models import Head, Residual, conv_cases, quantized
 
@@ -225,3 +230,36 @@ def test_twins_and_small_graphs_run_clean_under_asan_and_ubsan(sanitized_driver,
             for isa in isas:
                 got = _driver_results(sanitized_driver, graph, x, profile, isa, tmp_path)
                 _assert_same_bytes(want, got, f"{name} asan/ubsan {isa} ({profile})")
+
+
+# The avxvnni set is compiled twice from one template, with vpdpbusd in its VEX (AVX-VNNI) and its
+# EVEX (AVX-512 VL + VNNI) encoding (src/kernels/avxvnni/dpbusd.h).
+VNNI_VEX, VNNI_EVEX = "(qnnpy::VnniEncoding)0", "(qnnpy::VnniEncoding)1"
+VEX_FIRST_BYTES, EVEX_FIRST_BYTE = (0xC4, 0xC5), 0x62
+
+
+@pytest.mark.skipif(platform.machine() not in ("x86_64", "AMD64"), reason="the avxvnni set is x86-64 code")
+@pytest.mark.skipif(not _core.avxvnni_kernels_built, reason="this assembler does not know AVX-VNNI: no avxvnni set")
+@pytest.mark.skipif(shutil.which("objdump") is None, reason="objdump (binutils) not found")
+def test_avxvnni_vex_code_is_its_evex_twin_but_for_the_encoding(sanitized_driver):
+    """The VEX form runs only on AVX-VNNI CPUs, which the test machines may lack (qemu does not
+    emulate it either); the twin tests run the EVEX form wherever AVX-512 VNNI is present. Each VEX
+    function must be its EVEX twin instruction for instruction, but for vpdpbusd's encoding, and
+    hold no EVEX instruction (an AVX-VNNI CPU without AVX-512 would stop at it)."""
+    code = disassembly.functions(Path(sanitized_driver[0]))
+    pairs = [(name, name.replace(VNNI_VEX, VNNI_EVEX)) for name in code if VNNI_VEX in name]
+    for kernel in ("gemm_u8s8_avxvnni<", "gemm_u8s8_runs_avxvnni<", "depthwise_quads_avxvnni<"):
+        assert any(kernel in vex for vex, _ in pairs), f"no VEX instantiation of {kernel} in the driver"
+    dot_products = 0
+    for vex, evex in pairs:
+        assert evex in code, f"{vex} has no EVEX twin"
+        vex_text = [t.replace("{vex} ", "").replace(VNNI_VEX, VNNI_EVEX) for t in disassembly.normalized(vex, code[vex])]
+        assert vex_text == disassembly.normalized(evex, code[evex]), f"{vex} differs from its EVEX twin beyond vpdpbusd's encoding"
+        vex_dots = [i for i in code[vex] if "vpdpbusd" in i.text]
+        evex_dots = [i for i in code[evex] if "vpdpbusd" in i.text]
+        assert len(vex_dots) == len(evex_dots)
+        assert all(i.first_byte in VEX_FIRST_BYTES and i.text.startswith("{vex} ") for i in vex_dots), vex
+        assert all(i.first_byte == EVEX_FIRST_BYTE for i in evex_dots), evex
+        assert not [i.text for i in code[vex] if i.first_byte == EVEX_FIRST_BYTE], f"EVEX code in {vex}"
+        dot_products += len(vex_dots)
+    assert dot_products > 0
