@@ -6,6 +6,7 @@ natively and cross-built for AArch64 (Debian's g++-aarch64-linux-gnu) and run un
   without it, where the runtime must pick plain NEON);
 * the avxvnni set's VEX code, which no CPU here runs, against its tested EVEX twin in the
   driver's disassembly: the same instructions but for vpdpbusd's encoding;
+* the worker pool: each body of a job at most once, also when another thread wakes the pool;
 * small graphs and whole models (ResNet-18, MobileNetV2 at small inputs) converted by the x86
   Python package, run by the driver: every output and intermediate tensor equal, byte for byte,
   to the x86 results, under every profile.
@@ -263,3 +264,10 @@ def test_avxvnni_vex_code_is_its_evex_twin_but_for_the_encoding(sanitized_driver
         assert not [i.text for i in code[vex] if i.first_byte == EVEX_FIRST_BYTE], f"EVEX code in {vex}"
         dot_products += len(vex_dots)
     assert dot_products > 0
+
+
+def test_worker_pool_runs_each_body_at_most_once_per_job(sanitized_driver):
+    """A helper that has run its body and blocked, woken by wake_workers from another thread (as a
+    second executor's run does) while the job is still open, must not run its body again: callers
+    that split work statically would count it twice (src/kernel_tests/pool_check.cpp)."""
+    assert "pool: all passed" in _passed(kernel_driver.run(sanitized_driver, "pool"))

@@ -5,12 +5,14 @@
 //   qnnpy_kernel_tests twins [ISA...] [--seed N] every kernel of each SIMD ISA (default: all the
 //                                                CPU runs) against the scalar kernels; exit 1 on a mismatch
 //   qnnpy_kernel_tests run GRAPH INPUT OUTPUT PROFILE ISA [THREADS]   see run_graph.h
+//   qnnpy_kernel_tests pool                      checks of the worker pool (pool_check.h); exit 1 on a failure
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
 #include <string>
 #include <vector>
 
+#include "kernel_tests/pool_check.h"
 #include "kernel_tests/run_graph.h"
 #include "kernel_tests/twin_check.h"
 
@@ -50,7 +52,8 @@ int usage() {
   std::fprintf(stderr,
                "usage: qnnpy_kernel_tests info\n"
                "       qnnpy_kernel_tests twins [ISA...] [--seed N]\n"
-               "       qnnpy_kernel_tests run GRAPH INPUT OUTPUT PROFILE ISA [THREADS]\n");
+               "       qnnpy_kernel_tests run GRAPH INPUT OUTPUT PROFILE ISA [THREADS]\n"
+               "       qnnpy_kernel_tests pool\n");
   return 2;
 }
 
@@ -63,6 +66,11 @@ int main(int argc, char** argv) {
   try {
     if (args.size() == 1 && args[0] == "info") return info();
     if (!args.empty() && args[0] == "twins") return twins({args.begin() + 1, args.end()});
+    if (args.size() == 1 && args[0] == "pool") {
+      const int failures = run_pool_checks();
+      std::printf(failures ? "pool: %d FAILED\n" : "pool: all passed\n", failures);
+      return failures ? 1 : 0;
+    }
     if ((args.size() == 6 || args.size() == 7) && args[0] == "run") {
       const int threads = args.size() == 7 ? std::atoi(args[6].c_str()) : 1;
       run_graph_file(args[1], args[2], args[3], qnnpy::parse_profile(args[4]), qnnpy::parse_isa(args[5]), threads);

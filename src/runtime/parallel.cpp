@@ -155,6 +155,7 @@ class WorkerPool {
       }
       const std::function<void(int)>* body;
       int workers;
+      const uint64_t previous = seen;
       {
         // The job's fields are read together with its generation under the lock they
         // are written under, so a slow helper never pairs one job's number with another's body.
@@ -163,7 +164,7 @@ class WorkerPool {
           self->blocked = true;
           const uint64_t pokes = pokes_.load(std::memory_order_acquire);
           // A poke (wake()) wakes it to spin for the jobs to come: with the generation unchanged it
-          // joins nothing below (the last job is closed; before any job, workers_ is 0).
+          // joins nothing below.
           wake_.wait(lock, [&] {
             return generation_.load(std::memory_order_acquire) != seen || pokes_.load(std::memory_order_acquire) != pokes;
           });
@@ -174,7 +175,9 @@ class WorkerPool {
         body = body_;
         workers = workers_;
       }
-      if (id < workers && join(seen)) {
+      // Only a job newer than the last one seen: woken by a poke while that job is still open, a
+      // helper that has already run its body there (or found it closed) must not join it again.
+      if (seen != previous && id < workers && join(seen)) {
         try {
           (*body)(id);
         } catch (...) {

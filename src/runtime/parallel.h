@@ -8,7 +8,8 @@
 namespace qnnpy {
 
 // Runs body(0) on the calling thread and body(worker), worker in [1, workers), on pool
-// threads created on first use and kept for the process, concurrently. A pool thread
+// threads created on first use and kept for the process, concurrently; each body at most
+// once per call (even when wake_workers runs meanwhile on another thread). A pool thread
 // runs its body only if it starts before body(0) returns (the caller never waits for
 // a thread that is not yet awake), so the bodies must share the work dynamically, as
 // parallel_chunks does. One job at a time: a caller that finds the pool busy (another
