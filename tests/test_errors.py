@@ -69,6 +69,33 @@ def test_float_op_inside_a_quantized_model_is_reported():
         qnnpy.from_torch(mixed, (x,))
 
 
+@pytest.mark.parametrize("body, shape", [(nn.Conv2d(3, 4, 3, padding=1, padding_mode="reflect"), (3, 8, 8)),
+                                         (nn.Conv1d(3, 4, 3, padding=1, padding_mode="reflect"), (3, 8))])
+def test_conv_padding_other_than_zeros_is_refused_by_name(body, shape):
+    """Such a quantized conv pads its input with F.pad inside its forward, which the capture does not see."""
+    model, x = quantized(body, shape)
+    with pytest.raises(ConversionError, match=f"body: padding_mode='{body.padding_mode}' is not supported"):
+        qnnpy.from_torch(model, (x,))
+
+
+class BroadcastAdd(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 4, 3)
+        self.join = nn.quantized.FloatFunctional()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = self.conv(x)
+        return self.join.add(y, torch.mean(y, (2, 3), keepdim=True))
+
+
+def test_a_node_the_core_refuses_is_a_conversion_error_naming_it():
+    """The core's checks of a node (here: add's operands must have one shape) surface as ConversionError."""
+    model, x = quantized(BroadcastAdd(), (3, 8, 8))
+    with pytest.raises(ConversionError, match=r"add \(body\.add\): input shapes differ: \(2, 4, 6, 6\) vs \(2, 4, 1, 1\)"):
+        qnnpy.from_torch(model, (x,))
+
+
 def test_bad_example_input_type_is_refused():
     model, _ = quantized(Wrapped(nn.Identity()).body, (3, 4, 4))
     with pytest.raises(ConversionError, match="must be a float tensor or int64 / int32 indices, got a torch.int16 tensor"):

@@ -81,7 +81,12 @@ def convert_captured(captured: CapturedGraph) -> QDQModule:
         if converter is None or any(a.name in failed for a in node.all_input_nodes):
             failed.add(node.name)  # downstream ops are still checked for converters, not converted
             continue
-        ctx.env[node.name] = converter(ctx, node)
+        try:
+            ctx.env[node.name] = converter(ctx, node)
+        except ConversionError:
+            raise
+        except ValueError as e:  # the core's checks of a node (shapes, qparams), naming its op and source
+            raise ConversionError(str(e)) from e
     if unsupported:
         raise UnsupportedOpsError(unsupported)
     torch_nodes = {ctx.graph.value(vid)["name"]: name for name, vid in ctx.env.items()}

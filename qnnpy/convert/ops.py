@@ -98,9 +98,18 @@ def _packed_params(ctx: ConversionContext, node: torch.fx.Node, module_field: st
     return ctx.example(node.args[1])
 
 
+def _zero_padding_only(ctx: ConversionContext, node: torch.fx.Node) -> None:
+    """Refuses a conv module whose padding_mode is not 'zeros': its forward pads the input with F.pad
+    (reflect, replicate, circular) before a conv whose packed padding is 0, and qnnpy has no such pad."""
+    mode = getattr(ctx.module(node), "padding_mode", "zeros") if node.op == "call_module" else "zeros"
+    if mode != "zeros":
+        raise ConversionError(f"{ctx.source(node)}: padding_mode={mode!r} is not supported, only 'zeros'")
+
+
 def convert_conv1d(ctx: ConversionContext, node: torch.fx.Node, relu: bool) -> int:
     """Quantized conv1d; ``relu`` fuses a ReLU before requantization. PyTorch runs it as a conv2d over
     (N, C, 1, L) with its packed (OC, IC/G, 1, K) weight; qnnpy emits the same: reshape -> conv2d -> reshape."""
+    _zero_padding_only(ctx, node)
     where = ctx.source(node)
     n, c, length = ctx.example(node.args[0]).shape
     x = ctx.graph.add_node("reshape", [ctx.value(node.args[0], node)], where, f"{where}_nchw",
@@ -128,6 +137,7 @@ def convert_conv_transpose2d(ctx: ConversionContext, node: torch.fx.Node) -> int
 
 def convert_conv2d(ctx: ConversionContext, node: torch.fx.Node, relu: bool) -> int:
     """Quantized conv2d: int8 weight, int32 bias, requantized output; ``relu`` fuses a ReLU before requantization."""
+    _zero_padding_only(ctx, node)
     where = ctx.source(node)
     state = conv_state(_packed_params(ctx, node, "_packed_params"), where)
     return ctx.graph.add_conv2d(
