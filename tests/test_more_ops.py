@@ -210,3 +210,35 @@ def test_elu_with_scale_coefficients_is_refused():
     x = torch.randn(1, 3, 4, 4)
     with pytest.raises(qnnpy.ConversionError, match=r"elu with scale / input_scale \(2.0, 1.0\)"):
         qnnpy.from_torch(torch.jit.trace(_EluWithCoefficients().eval(), x), (x,))
+
+
+class _ScalarOperands(torch.nn.Module):
+    """Tensor-number arithmetic, which FX lowers to quantized::mul / quantized::add with a number
+    operand (their .Scalar overloads), on either side."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(4, 4, 1)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = self.conv(x)
+        return torch.cat([y * 2.0, y + 1, 3 * y, 0.5 + y, y * 0.3], dim=1)
+
+
+@pytest.mark.parametrize("engine, profile", [("fbgemm", "fbgemm"), ("qnnpack", "int32_bias")])
+def test_fx_number_operands_of_add_and_mul_match_torch(engine, profile):
+    from torch.ao.quantization.quantize_fx import convert_fx, prepare_fx
+
+    torch.manual_seed(0)
+    torch.backends.quantized.engine = "fbgemm"
+    x = torch.randn(1, 4, 6, 10)
+    prepared = prepare_fx(_ScalarOperands().eval(), torch.ao.quantization.get_default_qconfig_mapping("fbgemm"), (x,))
+    for _ in range(4):
+        prepared(torch.randn(1, 4, 6, 10))
+    model = convert_fx(prepared)
+    module = qnnpy.from_torch(model, (x,))
+    assert [n["op"] for n in module.nodes()].count("mul_scalar") == 3
+    assert [n["op"] for n in module.nodes()].count("add_scalar") == 2
+    torch.backends.quantized.engine = engine
+    report = qnnpy.compare(model, module, [x], profiles=[profile])
+    assert report.all_identical(profile), report.table()

@@ -181,9 +181,26 @@ def convert_batch_norm2d(ctx: ConversionContext, node: torch.fx.Node, relu: bool
 
 # --- element-wise ----------------------------------------------------------------
 
+def _scalar_operand(node: torch.fx.Node) -> tuple[Any, Any] | None:
+    """(tensor, number) when one operand of a binary quantized op is a Python number (the ``.Scalar``
+    overloads, which FX lowers ``y * 2.0`` and ``y + 1`` to), else None."""
+    a, b = node.args[:2]
+    if isinstance(b, (int, float)):
+        return a, b
+    if isinstance(a, (int, float)):
+        return b, a
+    return None
+
+
 def convert_add(ctx: ConversionContext, node: torch.fx.Node, relu: bool) -> int:
-    """Quantized add of two tensors, requantized; ``relu`` fuses a ReLU before requantization."""
-    return ctx.add(node, "add", list(node.args[:2]), ints={"relu": [int(relu)]})
+    """Quantized add of two tensors, requantized; ``relu`` fuses a ReLU before requantization. A number
+    operand (``quantized::add.Scalar``) is ``add_scalar``."""
+    scalar = _scalar_operand(node)
+    if scalar is None:
+        return ctx.add(node, "add", list(node.args[:2]), ints={"relu": [int(relu)]})
+    if relu:
+        raise ConversionError(f"{ctx.source(node)}: add_relu of a tensor and the number {scalar[1]} is not supported")
+    return ctx.add(node, "add_scalar", [scalar[0]], floats={"scalar": float(scalar[1])})
 
 
 def convert_relu(ctx: ConversionContext, node: torch.fx.Node) -> int:
@@ -192,8 +209,12 @@ def convert_relu(ctx: ConversionContext, node: torch.fx.Node) -> int:
 
 
 def convert_mul(ctx: ConversionContext, node: torch.fx.Node) -> int:
-    """``torch.ops.quantized.mul`` (QFunctional.mul), with NumPy broadcasting."""
-    return ctx.add(node, "mul", list(node.args[:2]))
+    """``torch.ops.quantized.mul`` (QFunctional.mul), with NumPy broadcasting. A number operand
+    (``quantized::mul.Scalar``) is ``mul_scalar``."""
+    scalar = _scalar_operand(node)
+    if scalar is None:
+        return ctx.add(node, "mul", list(node.args[:2]))
+    return ctx.add(node, "mul_scalar", [scalar[0]], floats={"scalar": float(scalar[1])})
 
 
 def _scalar(ctx: ConversionContext, value: Any) -> float:
