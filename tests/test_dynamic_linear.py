@@ -158,3 +158,24 @@ def test_tvm_forms():
     report = lowering_report(lowered)
     assert [name for name, _, _ in report.kept_float] == ["fc1_xq", "fc2_xq", "fc3_xq"]
     assert all("dynamic quantization" in reason for _, _, reason in report.kept_float)
+
+
+def test_float_relu_between_dynamic_linears_is_exact():
+    """An unfused ReLU between dynamic linears computes in float in PyTorch: it converts to float_relu
+    (module and function form), and the model equals PyTorch's on every input of the qparams rule."""
+
+    class FunctionalRelu(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.a, self.b = nn.Linear(12, 16), nn.Linear(16, 5)
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return self.b(torch.relu(self.a(x)))
+
+    torch.manual_seed(3)
+    for body in (nn.Sequential(nn.Linear(12, 16), nn.ReLU(), nn.Linear(16, 5)), FunctionalRelu()):
+        model = dynamic_quantized(body, per_channel=True)
+        module = qnnpy.from_torch(model, (torch.randn(4, 12),))
+        assert [n["op"] for n in module.nodes()] == ["dynamic_linear", "float_relu", "dynamic_linear"]
+        for x in _inputs((4, 12), seed=2):
+            np.testing.assert_array_equal(module.run(x.numpy()).dequantized, model(x).numpy())

@@ -103,10 +103,11 @@ def test_bad_example_input_type_is_refused():
 
 
 def test_float_op_between_dynamic_linears_is_reported():
-    """Dynamic linears convert; the float ReLU between them (qnnpy converts quantized ReLUs) is refused by name."""
-    model = nn.Sequential(nn.Linear(8, 4), nn.ReLU(), nn.Linear(4, 2)).eval()
+    """Dynamic linears convert; a float sigmoid between them (qnnpy converts quantized sigmoids) is refused by name."""
+    model = nn.Sequential(nn.Linear(8, 4), nn.Sigmoid(), nn.Linear(4, 2)).eval()
     dynamic = torch.ao.quantization.quantize_dynamic(model, {nn.Linear}, dtype=torch.qint8)
-    with pytest.raises(ConversionError, match=r"1 \(torch.nn.modules.activation.ReLU\): expected a quantized output, got torch.float32"):
+    with pytest.raises(ConversionError, match=r"1 \(torch.nn.modules.activation.Sigmoid\): computes in float here \(its "
+                                              r"output is torch.float32\); qnnpy converts this op on quantized tensors only"):
         qnnpy.from_torch(dynamic, (torch.randn(1, 8),))
 
 

@@ -74,8 +74,8 @@ class ConversionContext:
         out = self.captured.values[node.name]
         if not isinstance(out, torch.Tensor) or not out.is_quantized:
             raise ConversionError(
-                f"{self.source(node)} ({op_name(self.captured.module, node)}): expected a quantized output, "
-                f"got {getattr(out, 'dtype', type(out).__name__)}"
+                f"{self.source(node)} ({op_name(self.captured.module, node)}): computes in float here (its output "
+                f"is {getattr(out, 'dtype', type(out).__name__)}); qnnpy converts this op on quantized tensors only"
             )
         if out.dtype not in ACTIVATION_DTYPES or out.qscheme() not in PER_TENSOR_SCHEMES:
             accepted = " or ".join(str(d).removeprefix("torch.") for d in ACTIVATION_DTYPES)

@@ -204,7 +204,10 @@ def convert_add(ctx: ConversionContext, node: torch.fx.Node, relu: bool) -> int:
 
 
 def convert_relu(ctx: ConversionContext, node: torch.fx.Node) -> int:
-    """ReLU on a quantized tensor: max(q, zero_point), qparams unchanged."""
+    """ReLU on a quantized tensor: max(q, zero_point), qparams unchanged; on a float tensor (between
+    dynamic-quantized layers) ``float_relu``."""
+    if not ctx.example(node).is_quantized:
+        return aten_ops.float_relu(ctx, node)
     return ctx.add(node, "relu", [node.args[0]])
 
 
