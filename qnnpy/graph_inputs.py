@@ -16,14 +16,16 @@ def input_dtypes(graph: _core.Graph) -> list[np.dtype]:
 def input_arrays(graph: _core.Graph, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
     """``inputs`` as C-contiguous arrays of their graph input's dtype.
 
-    A float input takes any numeric array (cast to float32, as before integer inputs existed); an index
-    input takes integer arrays only: a float array where indices are expected raises ``ValueError``
-    naming the input, rather than being truncated.
+    A float input takes any real numeric array (cast to float32, as before integer inputs existed); an
+    index input takes integer arrays only: a float array where indices are expected, or a complex or
+    non-numeric one anywhere, raises ``ValueError`` naming the input, rather than being truncated.
     """
     names = [graph.value(i)["name"] for i in graph.inputs]
     arrays = []
     for name, dtype, x in zip(names, input_dtypes(graph), inputs):
         a = np.asarray(x)
+        if a.dtype.kind not in "biuf":
+            raise ValueError(f"input '{name}' takes a real numeric array, got {type(x).__name__} of {a.dtype}")
         if dtype.kind == "i" and a.dtype.kind not in "iu":
             raise ValueError(f"input '{name}' takes {dtype} indices, got an array of {a.dtype}")
         arrays.append(np.ascontiguousarray(a, dtype=dtype))

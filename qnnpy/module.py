@@ -158,8 +158,17 @@ class QDQModule:
         return shape[0] if shape else 1
 
     def _batch_of(self, inputs: tuple[np.ndarray, ...]) -> int:
-        """The batch size of a run: dim 0 of the first input (the core checks every shape)."""
-        batch = int(np.shape(inputs[0])[0]) if inputs and np.ndim(inputs[0]) else self._example_batch()
+        """The batch size of a run: dim 0 of the first input, whose rank is checked here (the core
+        checks every shape)."""
+        if not inputs:
+            return self._example_batch()
+        first, expected = np.asarray(inputs[0]), tuple(self.input_shapes[0])
+        shape = first.shape
+        if first.dtype.kind in "biuf" and len(shape) != len(expected):  # other dtypes: refused by input_arrays
+            name = self._graph.value(self._graph.inputs[0])["name"]
+            raise ValueError(f"input '{name}' must have shape {expected}, got {shape} ({len(shape)} dimensions, "
+                             f"not {len(expected)})")
+        batch = int(shape[0]) if shape else self._example_batch()
         if batch != self._example_batch() and not self.dynamic_batch:
             raise ValueError(f"input batch {batch}: this module was built for batch {self._example_batch()}; "
                              "convert with from_torch(..., dynamic_batch=True) to run any batch size")

@@ -77,6 +77,12 @@ def test_mobilenet_v2_depthwise_model_is_bit_exact_under_both_engines():
 def test_run_rejects_inputs_of_the_wrong_shape_or_count(module):
     with pytest.raises(ValueError, match=r"input 'x' must have shape \(1, 3, 224, 224\), got \(1, 3, 32, 32\)"):
         module.run(np.zeros((1, 3, 32, 32), np.float32))
+    with pytest.raises(ValueError, match=r"input 'x' must have shape \(1, 3, 224, 224\), got \(3, 224, 224\) "
+                                         r"\(3 dimensions, not 4\)"):
+        module.run(np.zeros((3, 224, 224), np.float32))
+    for bad, kind in ((np.zeros((1, 3, 224, 224), np.complex64), "ndarray of complex64"), ({"x": 0}, "dict of object")):
+        with pytest.raises(ValueError, match=f"input 'x' takes a real numeric array, got {kind}"):
+            module.run(bad)
     with pytest.raises(ValueError, match=r"1 input\(s\) expected, got 2"):
         module.run(np.zeros((1, 3, 224, 224), np.float32), np.zeros((1, 3, 224, 224), np.float32))
     with pytest.raises(ValueError, match="unknown profile"):
