@@ -20,6 +20,8 @@ from torchao.quantization.pt2e.quantizer.x86_inductor_quantizer import (
 )
 from torchao.testing.pt2e._xnnpack_quantizer import XNNPACKQuantizer, get_symmetric_quantization_config
 
+from small_models import LinearOverLastAxis
+
 INPUT = (1, 3, 32, 32)
 CALIBRATION = 4
 
@@ -89,10 +91,13 @@ def _randomize_batch_norms(model: nn.Module) -> nn.Module:
 
 
 def float_model(name: str) -> nn.Module:
-    """A torchvision model (weights=None, random batch-norm statistics), ``"float_ops"`` or ``"shuffle_unit"``."""
+    """A torchvision model (weights=None, random batch-norm statistics), ``"float_ops"``, ``"shuffle_unit"`` or
+    ``"linear_on_rank4"`` (small_models.LinearOverLastAxis)."""
     torch.manual_seed(0)
     if name == "float_ops":
         return FloatOps().eval()
+    if name == "linear_on_rank4":
+        return LinearOverLastAxis().eval()
     if name == "shuffle_unit":
         return ShuffleUnit().eval()
     return _randomize_batch_norms(getattr(torchvision.models, name)(weights=None)).eval()

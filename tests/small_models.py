@@ -261,6 +261,23 @@ class Regrid(nn.Module):
         return torch.nn.functional.avg_pool2d(torch.flatten(y, 1).reshape(n, c, h, w), 2)
 
 
+class LinearOverLastAxis(nn.Module):
+    """Linears on rank-4 activations (the runtime stores those NHWC): over the last axis of an NCHW
+    tensor, then, as ConvNeXt and MLP-Mixer blocks do, over the channels after a permute; a conv
+    between them reads the first one's output."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 8, 3, padding=1)
+        self.along_width = nn.Linear(10, 7)
+        self.mix = nn.Conv2d(8, 8, 1)
+        self.along_channels = nn.Linear(8, 6)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = self.mix(self.along_width(self.conv(x)))
+        return self.along_channels(y.permute(0, 2, 3, 1)).permute(0, 3, 1, 2)
+
+
 def op_cases() -> dict[str, tuple[nn.Module, tuple[int, ...]]]:
     """name -> (body, input shape) for the ops beyond conv/linear/add (weights from a fixed seed)."""
     torch.manual_seed(0)
@@ -289,4 +306,5 @@ def op_cases() -> dict[str, tuple[nn.Module, tuple[int, ...]]]:
         "quantized_instance_norm2d": (Activations(nn.InstanceNorm2d(13, affine=True)), (3, 9, 11)),
         "quantized_softmax": (Activations(nn.Softmax(dim=1)), (3, 9, 11)),
         "dilated_max_pool": (Activations(nn.MaxPool2d(3, stride=1, padding=1, dilation=2)), (3, 9, 11)),
+        "linear_on_rank4": (LinearOverLastAxis(), (3, 12, 10)),
     }

@@ -42,6 +42,15 @@ def _exact(module: qnnpy.QDQModule, node: dict, captured: dict[str, np.ndarray])
     return y.numpy(), float(b.abs().max())
 
 
+def _assert_integer_path_rounding(module: qnnpy.QDQModule, node: dict, captured: dict[str, np.ndarray]) -> None:
+    """The integer path's output: float(acc) is exact (|acc| < 2^24 here), then two float32 roundings."""
+    exact, bias = _exact(module, node, captured)
+    ours = captured[node["output"]]
+    assert ours.shape == exact.shape
+    bound = 2.0 ** -22 * (np.abs(exact).max() + bias)
+    assert np.abs(ours - exact).max() <= bound, (node["source"], np.abs(ours - exact).max(), bound)
+
+
 def test_float_output_layers_accumulate_in_integers(monkeypatch):
     gm = pt2e("float_ops", "x86")
     x = inputs(1)[0]
@@ -57,16 +66,25 @@ def test_float_output_layers_accumulate_in_integers(monkeypatch):
         assert integer_kernels[i] in ("gemm_u8s8", "gemm_u8s8_runs", "gemm_u8s8_columns", "gemm_s16", "depthwise",
                                       "depthwise_quads"), node
         assert float_kernels[i] == "", node
-        # Integer path: float(acc) is exact (|acc| < 2^24 here), then two float32 roundings.
-        exact, bias = _exact(module, node, integer)
-        ours = integer[node["output"]]
-        assert ours.shape == exact.shape
-        bound = 2.0 ** -22 * (np.abs(exact).max() + bias)
-        assert np.abs(ours - exact).max() <= bound, (node["source"], np.abs(ours - exact).max(), bound)
+        _assert_integer_path_rounding(module, node, integer)
         # The float32 path is PT2E's arithmetic in another summation order: within float32 rounding of k terms.
-        exact_f, _ = _exact(module, node, floating)
+        exact_f, bias = _exact(module, node, floating)
         k = np.prod(module.params[node["params"]["weight"]].shape[1:])
         assert np.abs(floating[node["output"]] - exact_f).max() <= k * 2.0 ** -23 * (np.abs(exact_f).max() + bias)
+
+
+def test_float_linear_over_the_last_axis_of_a_rank4_tensor():
+    """The runtime stores rank-4 tensors NHWC; a linear runs along the last axis of the logical
+    (NCHW) shape, as PyTorch's does, on the integer path too."""
+    shape = (1, 3, 12, 10)
+    gm = pt2e("linear_on_rank4", "x86", shape=shape)
+    x = inputs(1, shape=shape)[0]
+    module = qnnpy.from_torch(gm, (x,))
+    captured, _ = _run(module, x)
+    layers = [n for n in module.nodes() if n["op"] == "float_linear" and len(n["inputs"]) == 2]
+    assert layers and all(captured[n["output"]].ndim == 4 for n in layers)
+    for node in layers:
+        _assert_integer_path_rounding(module, node, captured)
 
 
 def test_integer_accumulation_is_the_default(monkeypatch):

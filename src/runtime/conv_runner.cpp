@@ -5,6 +5,7 @@
 #include <numeric>
 
 #include "runtime/im2col.h"
+#include "runtime/layout.h"
 #include "runtime/parallel.h"
 #include "runtime/scratch.h"
 #include "runtime/u8s8_input.h"
@@ -383,12 +384,12 @@ void gemm_rows_in_place(const KernelSet& k, const uint8_t* x, const ConvGeometry
   }
 }
 
-// im2col + GEMM + requantization in tasks over the worker pool; returns the kernel used.
-const char* run_gemm(const OpArgs& a, const PreparedLayer& L, const ConvGeometry& g, int64_t rows, const LayerOutput& out,
-                     int threads) {
-  const Buffer& x = a.in_buf();
+// im2col + GEMM + requantization in tasks over the worker pool; returns the kernel used. x: the
+// input's bytes, NHWC for a conv, rows of the last axis for a linear.
+const char* run_gemm(const OpArgs& a, const PreparedLayer& L, const std::vector<uint8_t>& x, const ConvGeometry& g,
+                     int64_t rows, const LayerOutput& out, int threads) {
   U8s8Input u8_in;
-  const bool u8s8 = prepare_u8s8_input(a.k, x.q.data(), static_cast<int64_t>(x.q.size()), L, threads, u8_in);
+  const bool u8s8 = prepare_u8s8_input(a.k, x.data(), static_cast<int64_t>(x.size()), L, threads, u8_in);
   const bool sgn = a.is_signed();
   const int64_t cpg = L.cout_per_group, row_len = u8s8 ? L.kq : L.kp;
   threads = workers_for(rows * L.k * L.cout, kMinGemmMacsPerWorker, threads);
@@ -440,7 +441,7 @@ const char* run_gemm(const OpArgs& a, const PreparedLayer& L, const ConvGeometry
         add_excess(u8_in, g, L, grp, r0, r1, j0, j1, cbuf, cpg);
       } else {
         int16_t* a16 = reinterpret_cast<int16_t*>(abuf);
-        im2col_s16(x.q.data(), sgn, g, L, grp, r0, r1, a16);
+        im2col_s16(x.data(), sgn, g, L, grp, r0, r1, a16);
         a.k.gemm_s16(a16, r1 - r0, L.kp, L.packed_b.data() + grp * per_group + j0 * L.kp, j1 - j0, cbuf, cpg);
       }
       store(a, L, cbuf, r0, r1, grp * cpg + j0, j1 - j0, cpg, u8s8, out);
@@ -490,7 +491,13 @@ const char* run_weighted(const OpArgs& a, const PreparedLayer& L, bool spatial, 
     run_winograd(a, L, batch, g, out, threads);
     return "winograd";
   }
-  return run_gemm(a, L, g, rows, out, threads);
+  if (spatial) return run_gemm(a, L, a.in_buf().q, g, rows, out, threads);
+  // A linear node's rows run along the last axis of the logical shape. Rank-4 tensors are stored
+  // NHWC (runtime/layout.h): such an input goes to the GEMM in logical order, its output back to NHWC.
+  if (xv.shape.size() != 4) return run_gemm(a, L, a.in_buf().q, g, rows, out, threads);
+  const char* kernel = run_gemm(a, L, to_logical(a.in_buf().q, xv.shape), g, rows, out, threads);
+  if (!to_float) y.q = to_storage(std::move(y.q), yv.shape);
+  return kernel;
 }
 
 }  // namespace qnnpy

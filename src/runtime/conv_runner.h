@@ -20,7 +20,8 @@ namespace qnnpy {
 // set can, im2col copies otherwise), exact int16 otherwise. Returns the kernel used:
 // "depthwise_quads", "depthwise", "winograd", "gemm_u8s8_runs" (rows in place, a run per kernel row),
 // "gemm_u8s8_columns" (one run of window columns), "gemm_u8s8" or "gemm_s16". `spatial`: a
-// conv2d node (NCHW input), otherwise a linear one (rows of the last axis).
+// conv2d node (NCHW input), otherwise a linear one (rows of the logical shape's last axis, also
+// for a rank-4 input, which the runtime stores NHWC).
 // With `to_float` (a layer prepared by prepare_float_output_layer), the accumulators are not
 // requantized but scaled to float32 into the output's Buffer::f (NCHW for a conv, rows for a
 // linear): y = fl(fl(float(acc) * scale[c]) + bias[c]), acc the exact sum (x - zx)(w - zw).
