@@ -242,3 +242,25 @@ def test_fx_number_operands_of_add_and_mul_match_torch(engine, profile):
     torch.backends.quantized.engine = engine
     report = qnnpy.compare(model, module, [x], profiles=[profile])
     assert report.all_identical(profile), report.table()
+
+
+class _FlattenModules(torch.nn.Module):
+    """nn.Flatten and nn.Unflatten, the module forms of flatten and view, around a linear."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(3, 4, 3)
+        self.flatten = torch.nn.Flatten()
+        self.fc = torch.nn.Linear(4 * 5 * 5, 12)
+        self.unflatten = torch.nn.Unflatten(1, (3, 4))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.unflatten(self.fc(self.flatten(self.conv(x))))
+
+
+def test_flatten_and_unflatten_modules_match_fbgemm():
+    model, x = quantized(_FlattenModules(), (3, 7, 7))
+    module = qnnpy.from_torch(model, (x,))
+    assert [n["op"] for n in module.nodes()].count("reshape") == 2
+    report = qnnpy.compare(model, module, [x], profiles=["fbgemm"])
+    assert report.all_identical("fbgemm"), report.table()

@@ -464,7 +464,7 @@ def convert_aten_mean(ctx: ConversionContext, node: torch.fx.Node) -> int:
 # --- shape -----------------------------------------------------------------------
 
 def convert_reshape(ctx: ConversionContext, node: torch.fx.Node) -> int:
-    """flatten / reshape / view of a quantized tensor (``reshape``) or a float one (``float_reshape``, e.g. in a
+    """flatten / unflatten / reshape / view of a quantized tensor (``reshape``) or a float one (``float_reshape``, e.g. in a
     dynamic-quantized model): the target shape is read from the example output."""
     if not ctx.example(node).is_quantized:
         return aten_ops.float_reshape(ctx, node)
@@ -619,6 +619,10 @@ CONVERTERS: dict[Any, Converter] = {
     nn.AdaptiveAvgPool2d: convert_adaptive_avg_pool2d,
     F.adaptive_avg_pool2d: convert_adaptive_avg_pool2d,
     torch.flatten: convert_reshape,
+    nn.Flatten: convert_reshape,
+    nn.Unflatten: convert_reshape,
+    torch.unflatten: convert_reshape,
+    "Tensor.unflatten": convert_reshape,
     torch.reshape: convert_reshape,
     "Tensor.flatten": convert_reshape,
     "Tensor.reshape": convert_reshape,
