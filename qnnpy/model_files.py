@@ -159,6 +159,17 @@ def load_model_file(path: str | os.PathLike, trust_pickle: bool = False) -> Load
     except InputFileError:
         raise
     except Exception as e:  # unpickling and TorchScript loading raise many types; all mean "cannot read"
-        first_line = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-        raise InputFileError(f"cannot load {path} as a {kind}: {first_line}") from e
+        if kind == PICKLED_MODULE:  # what is not a recognized archive is tried as a torch.save pickle
+            raise InputFileError(f"cannot load {path}: not a TorchScript or torch.export archive, and torch.load "
+                                 f"cannot read it ({_load_failure(e)})") from e
+        raise InputFileError(f"cannot load {path} as a {kind}: {_load_failure(e)}") from e
     return LoadedModel(model.eval(), kind, path)
+
+
+def _load_failure(e: Exception) -> str:
+    """What went wrong, in one line: the weights-only unpickler's own reason where torch.load gives one
+    (its message around it advises weights_only=False, which does not apply to a file that is no
+    pickle), else the first line of the message."""
+    text = str(e).strip()
+    lines = [line.strip() for line in text.split("WeightsUnpickler error:", 1)[-1].splitlines() if line.strip()]
+    return f"{type(e).__name__}: {lines[0]}" if lines else type(e).__name__

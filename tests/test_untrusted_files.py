@@ -67,6 +67,18 @@ def test_a_state_dict_still_loads_without_trust_and_is_reported_as_such(tmp_path
         load_model_file(tmp_path / "state.pt")
 
 
+@pytest.mark.parametrize("content, reason", [(bytes(range(224, 256)) * 8, r"UnpicklingError: Unsupported operand 224"),
+                                             (b"hello world", r"KeyError")])
+def test_a_file_that_is_no_model_is_refused_without_advising_an_unsafe_load(tmp_path, content, reason):
+    """torch.load's weights-only error advises weights_only=False; for a file that is no pickle at all that is
+    both useless and unsafe advice, so qnnpy says what the file is not and why torch.load stopped."""
+    (tmp_path / "model.pt").write_bytes(content)
+    with pytest.raises(InputFileError, match=r"not a TorchScript or torch\.export archive, and torch\.load cannot "
+                                             rf"read it \({reason}") as info:
+        load_model_file(tmp_path / "model.pt")
+    assert "weights_only" not in str(info.value)
+
+
 def test_trust_pickle_is_documented_in_the_cli_help(capsys):
     assert cli.main(["convert", "--help"]) == 0
     text = " ".join(capsys.readouterr().out.split())
