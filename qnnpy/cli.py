@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import os
 import sys
 import textwrap
 import traceback
@@ -134,10 +135,22 @@ def convert_model(model: torch.nn.Module, inputs: Sequence[torch.Tensor], dynami
         raise ConversionError(f"running the model on the example inputs failed: {type(e).__name__}: {e}") from e
 
 
+def check_output(path: Path, directory: bool) -> None:
+    """Refuses, before any work, an output path the command could not write at the end: a folder
+    (``directory``) where a file is, a file where a folder is, or a place without write access."""
+    if path.exists() and path.is_dir() != directory:
+        raise CliError(EXIT_USAGE, f"-o {path}: exists and is {'a file' if directory else 'a folder'}, "
+                                   f"not {'a folder' if directory else 'a file'}")
+    existing = next(p for p in (path, *path.parents) if p.exists())
+    if not existing.is_dir() or not os.access(existing, os.W_OK | os.X_OK):
+        raise CliError(EXIT_USAGE, f"-o {path}: {existing} is not a folder this process may write to")
+
+
 # --- subcommands -----------------------------------------------------------------
 
 def run_convert(args: argparse.Namespace) -> int:
     """qnnpy convert MODEL_FILE -o OUT_DIR --input-shape ..."""
+    check_output(args.output, directory=True)
     progress(f"loading {args.model_file}")
     torch.backends.quantized.engine = "fbgemm"  # packs the weights the way from_torch reads them
     loaded = load_model_file(args.model_file, trust_pickle=args.trust_pickle)
@@ -231,6 +244,7 @@ def run_build(args: argparse.Namespace) -> int:
     """qnnpy build MODEL_DIR_OR_FILE -o LIB.so [--form] [--profile] [--target]"""
     from qnnpy import tvm_bridge
 
+    check_output(args.output, directory=False)
     if args.model.is_dir():
         module = load_saved_module(args.model)
     else:
@@ -276,7 +290,7 @@ def add_build_command(commands: argparse._SubParsersAction, common: argparse.Arg
     build.add_argument("--form", choices=["kernels", "integer", "qdq"], default="kernels",
                        help="how TVM computes: kernels = qnnpy's integer kernels, integer = pure integer Relax "
                             "(any target), qdq = the float QDQ form (default: %(default)s)")
-    build.add_argument("--profile", default="int32_bias",
+    build.add_argument("--profile", choices=PROFILES, default="int32_bias",
                        help="arithmetic profile of the runtime: " + ", ".join(PROFILES) + " (default: %(default)s)")
     build.add_argument("--target", default="llvm", help="TVM target (default: %(default)s)")
     build.set_defaults(run=run_build)

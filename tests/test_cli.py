@@ -175,6 +175,18 @@ def test_missing_arguments_are_usage_errors(files):
     assert cli.main(["compare", "--trust-pickle", str(files["model.pt"]), str(files["out"]), "--profile", "fast"]) == cli.EXIT_USAGE
 
 
+def test_an_output_path_of_the_wrong_kind_is_a_usage_error_before_any_work(files, tmp_path, capsys):
+    (tmp_path / "a_file").write_text("")
+    code = cli.main(["convert", "--trust-pickle", str(files["model.pt"]), "-o", str(tmp_path / "a_file"),
+                     "--input-shape", SHAPE_ARG])
+    assert code == cli.EXIT_USAGE
+    err = capsys.readouterr().err
+    assert "a_file: exists and is a file, not a folder" in err and "loading" not in err
+    assert cli.main(["build", str(files["out"]), "-o", str(tmp_path)]) == cli.EXIT_USAGE
+    assert "exists and is a folder, not a file" in capsys.readouterr().err
+    assert cli.main(["build", str(files["out"]), "-o", str(tmp_path / "lib.so"), "--profile", "fast"]) == cli.EXIT_USAGE
+
+
 def test_wrong_input_shape_for_the_model_exits_1(files, tmp_path, capsys):
     code = cli.main(["convert", "--trust-pickle", str(files["model.pt"]), "-o", str(tmp_path), "--input-shape", "2,5,12,12"])
     assert code == cli.EXIT_CONVERSION
