@@ -47,6 +47,15 @@ def test_thread_counts_are_bounded(threads):
         _core.Executor(two_output_graph(), "int32_bias", "", threads)
 
 
+def test_a_bad_qnnpy_isa_is_refused_naming_the_variable(monkeypatch):
+    """QNNPY_ISA is read at each default_isa() call (an executor with isa "" takes it)."""
+    monkeypatch.setenv("QNNPY_ISA", "fastest")
+    with pytest.raises(ValueError, match=r"QNNPY_ISA=fastest: unknown isa 'fastest' \(expected auto, scalar"):
+        _core.default_isa()
+    with pytest.raises(ValueError, match="QNNPY_ISA=fastest: unknown isa"):
+        _core.Executor(two_output_graph(), "int32_bias", "", 1)
+
+
 def test_a_graph_run_by_an_executor_can_no_longer_change():
     g = two_output_graph()
     _core.Executor(g)

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "kernels/scalar/scalar_kernels.h"
@@ -188,7 +189,12 @@ std::vector<Isa> runnable_simd_isas() {
 
 Isa default_isa() {
   const char* env = std::getenv("QNNPY_ISA");
-  return parse_isa(env ? env : "auto");
+  if (!env) return best_isa();
+  try {
+    return parse_isa(env);
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument(std::string("QNNPY_ISA=") + env + ": " + e.what());
+  }
 }
 
 const char* isa_name(Isa isa) {
