@@ -190,7 +190,8 @@ int Graph::add_node(Node node, Value output, const Shape& expected_shape) {
   output.shape = check_node(*this, node, output);
   if (!expected_shape.empty() && expected_shape != output.shape) {
     throw std::invalid_argument(node.op + " (" + node.source + "): inferred output shape " + shape_str(output.shape) +
-                                " but the PyTorch model produced " + shape_str(expected_shape));
+                                " but the recorded one (what PyTorch produced, or the graph file's) is " +
+                                shape_str(expected_shape));
   }
   output.name = unique_name(output.name);
   node.output = add_value(std::move(output));
