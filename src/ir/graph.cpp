@@ -210,7 +210,7 @@ void Graph::mark_output(int value_id) {
 namespace qnnpy {
 
 void Graph::check_mutable() const {
-  if (frozen_) throw std::logic_error("the graph is in use by an executor and can no longer change: build a new graph");
+  if (frozen()) throw std::logic_error("the graph is in use by an executor and can no longer change: build a new graph");
 }
 
 }  // namespace qnnpy

@@ -2,6 +2,7 @@
 // params owned by the graph, and one node per quantized operator.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <set>
@@ -86,8 +87,8 @@ class Graph {
   void mark_output(int value_id);
   // Makes the graph read-only: an Executor freezes the graph it runs, since its
   // runners keep references into it; adding to a frozen graph throws std::logic_error.
-  void freeze() const { frozen_ = true; }
-  bool frozen() const { return frozen_; }
+  void freeze() const { frozen_.set = true; }
+  bool frozen() const { return frozen_.set; }
 
   const std::vector<Value>& values() const { return values_; }
   const std::vector<Param>& params() const { return params_; }
@@ -116,7 +117,18 @@ class Graph {
   std::vector<int> inputs_;
   std::vector<int> outputs_;
   std::set<std::string> used_names_;
-  mutable bool frozen_ = false;  // a one-way latch, set before any executor runs the graph
+  // A one-way latch, set before any executor runs the graph; atomic, since executors built on
+  // several threads at once each set it. Copies of the graph copy its state.
+  struct Latch {
+    mutable std::atomic<bool> set{false};
+    Latch() = default;
+    Latch(const Latch& other) : set(other.set.load()) {}
+    Latch& operator=(const Latch& other) {
+      set = other.set.load();
+      return *this;
+    }
+  };
+  Latch frozen_;
   bool dynamic_batch_ = false;
 };
 
