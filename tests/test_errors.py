@@ -24,6 +24,22 @@ def test_missing_example_input_is_refused():
         qnnpy.from_torch(model, (torch.randn(1, 3, 8, 8), torch.randn(1, 3, 8, 8)))
 
 
+@pytest.mark.parametrize("qat", [False, True])
+def test_a_prepared_but_unconverted_model_is_refused_saying_so(qat):
+    """Observers (PTQ) or fake-quantize modules (QAT, in training or eval mode) left in the model."""
+    model = Wrapped(nn.Conv2d(3, 4, 3)).train(qat)
+    qconfig = torch.ao.quantization.get_default_qat_qconfig if qat else torch.ao.quantization.get_default_qconfig
+    model.qconfig = qconfig("fbgemm")
+    prepared = (torch.ao.quantization.prepare_qat if qat else torch.ao.quantization.prepare)(model)
+    x = torch.randn(1, 3, 8, 8)
+    prepared(x)
+    for candidate in (prepared, prepared.eval()):
+        with pytest.raises(ConversionError, match=r"holds \d+ observer or fake-quantize module\(s\) \(quant\."
+                                                  r"activation_post_process, \.\.\.\): it was prepared for "
+                                                  r"quantization but not converted"):
+            qnnpy.from_torch(candidate, (x,))
+
+
 def test_training_mode_is_refused():
     model, x = quantized(nn.Conv2d(3, 4, 3), (3, 8, 8))
     with pytest.raises(ConversionError, match="training mode"):

@@ -283,3 +283,13 @@ def test_saved_module_with_float_ops_loads_and_runs_the_same(tmp_path):
     loaded = qnnpy.load(module.save(tmp_path / "saved"))
     assert loaded.script() == module.script()
     np.testing.assert_array_equal(loaded.run(x.numpy()).dequantized, module.run(x.numpy()).dequantized)
+
+
+def test_a_prepared_but_unconverted_pt2e_graph_is_refused_saying_so():
+    """prepare_pt2e's observers (torchao's own classes) left in the graph: convert_pt2e was not called."""
+    x = inputs(1)[0]
+    prepared = prepare_pt2e(torch.export.export(float_model("float_ops"), (x,), strict=True).module(), quantizer("x86"))
+    prepared(x)
+    with pytest.raises(ConversionError, match=r"holds \d+ observer or fake-quantize module\(s\) .*prepared for "
+                                              r"quantization but not converted.*convert_pt2e"):
+        qnnpy.from_torch(prepared, (x,))

@@ -144,6 +144,7 @@ def from_torch(model: torch.nn.Module | torch.export.ExportedProgram,
             f"{type(model).__name__} is a torch.export program without quantize / dequantize ops: a float model. "
             "Quantize it first (torchao's prepare_pt2e / calibrate / convert_pt2e)."
         )
+    _refuse_unconverted(model)
     if getattr(model, "training", False) and not is_pt2e_graph(model):  # a frozen ScriptModule has no flag: torch.jit.freeze needs eval mode
         raise ConversionError(f"{type(model).__name__} is in training mode; call model.eval() before converting")
     if isinstance(example_inputs, torch.Tensor):
@@ -156,6 +157,21 @@ def from_torch(model: torch.nn.Module | torch.export.ExportedProgram,
         except ValueError as e:
             raise ConversionError(f"{type(model).__name__} cannot take a dynamic batch: {e}") from e
     return module
+
+
+def _refuse_unconverted(model: torch.nn.Module) -> None:
+    """A model still holding observers or fake-quantize modules was prepared (PTQ or QAT) but not converted.
+    Known by their base classes' names: torch.ao.quantization's and torchao's (PT2E) have the same ones."""
+    if isinstance(model, torch.jit.ScriptModule):
+        return
+    bases = {"ObserverBase", "FakeQuantizeBase"}
+    paths = [path for path, m in model.named_modules() if any(c.__name__ in bases for c in type(m).__mro__)]
+    if paths:
+        raise ConversionError(
+            f"{type(model).__name__} holds {len(paths)} observer or fake-quantize module(s) ({paths[0]}, ...): it was "
+            "prepared for quantization but not converted. Convert it first (torch.ao.quantization.convert, "
+            "convert_fx or torchao's convert_pt2e)."
+        )
 
 
 def capture(model: torch.nn.Module, example_inputs: tuple[torch.Tensor, ...]) -> CapturedGraph:
