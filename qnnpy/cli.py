@@ -138,12 +138,17 @@ def convert_model(model: torch.nn.Module, inputs: Sequence[torch.Tensor], dynami
 def check_output(path: Path, directory: bool) -> None:
     """Refuses, before any work, an output path the command could not write at the end: a folder
     (``directory``) where a file is, a file where a folder is, or a place without write access."""
-    if path.exists() and path.is_dir() != directory:
-        raise CliError(EXIT_USAGE, f"-o {path}: exists and is {'a file' if directory else 'a folder'}, "
-                                   f"not {'a folder' if directory else 'a file'}")
-    existing = next(p for p in (path, *path.parents) if p.exists())
-    if not existing.is_dir() or not os.access(existing, os.W_OK | os.X_OK):
-        raise CliError(EXIT_USAGE, f"-o {path}: {existing} is not a folder this process may write to")
+    if path.exists():
+        if path.is_dir() != directory:
+            raise CliError(EXIT_USAGE, f"-o {path}: exists and is {'a file' if directory else 'a folder'}, "
+                                       f"not {'a folder' if directory else 'a file'}")
+        target = path  # written again
+    else:
+        target = next(p for p in path.parents if p.exists())  # where it would be created
+        if not target.is_dir():
+            raise CliError(EXIT_USAGE, f"-o {path}: {target} is a file, not a folder")
+    if not os.access(target, os.W_OK | (os.X_OK if target.is_dir() else 0)):
+        raise CliError(EXIT_USAGE, f"-o {path}: this process may not write to {target}")
 
 
 # --- subcommands -----------------------------------------------------------------

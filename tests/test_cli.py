@@ -185,6 +185,9 @@ def test_an_output_path_of_the_wrong_kind_is_a_usage_error_before_any_work(files
     assert cli.main(["build", str(files["out"]), "-o", str(tmp_path)]) == cli.EXIT_USAGE
     assert "exists and is a folder, not a file" in capsys.readouterr().err
     assert cli.main(["build", str(files["out"]), "-o", str(tmp_path / "lib.so"), "--profile", "fast"]) == cli.EXIT_USAGE
+    assert cli.main(["build", str(files["out"]), "-o", str(tmp_path / "a_file" / "lib.so")]) == cli.EXIT_USAGE
+    assert "a_file is a file, not a folder" in capsys.readouterr().err
+    cli.check_output(tmp_path / "a_file", directory=False)  # an existing file is written again
 
 
 def test_wrong_input_shape_for_the_model_exits_1(files, tmp_path, capsys):
