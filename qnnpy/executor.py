@@ -60,6 +60,14 @@ def output_integer_dtypes(graph: _core.Graph) -> list[np.dtype | None]:
     return dtypes
 
 
+def check_threads(threads: int) -> int:
+    """``threads`` as an int, or ValueError for a non-integer (a bool, a float, a string); the core
+    checks the range."""
+    if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)):
+        raise ValueError(f"threads must be an integer in [1, 256], got {threads!r}")
+    return int(threads)
+
+
 class Executor:
     """A graph prepared for the C++ executor: weights packed once for one profile, ISA and thread count.
 
@@ -77,7 +85,7 @@ class Executor:
         if len(self._output_qparams) != len(self._output_dtypes):
             raise ValueError(f"{len(self._output_qparams)} output qparams given for {len(self._output_dtypes)} outputs")
         self._graph = graph
-        self._executor = _core.Executor(graph, check_profile(profile), isa or "", threads)
+        self._executor = _core.Executor(graph, check_profile(profile), isa or "", check_threads(threads))
 
     @property
     def profile(self) -> str:

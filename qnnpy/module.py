@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from qnnpy import _core
-from qnnpy.executor import Executor, RunResult
+from qnnpy.executor import Executor, RunResult, check_threads
 
 _SCRIPT_FILE = "module.py"
 _PARAMS_FILE = "params.npz"
@@ -147,7 +147,7 @@ class QDQModule:
         (:func:`qnnpy.compare` with ``reference_inputs=True`` feeds PyTorch's tensors).
         """
         batch = self._batch_of(inputs)
-        key = (profile, isa or _core.default_isa(), threads, batch)
+        key = (profile, isa or _core.default_isa(), check_threads(threads), batch)
         if key not in self._executors:
             self._executors[key] = Executor(self._graph_at(batch), self.output_qparams(), profile, isa, threads)
         return self._executors[key].run(*inputs, capture=capture, feed=feed)

@@ -85,5 +85,8 @@ def test_run_rejects_inputs_of_the_wrong_shape_or_count(module):
             module.run(bad)
     with pytest.raises(ValueError, match=r"1 input\(s\) expected, got 2"):
         module.run(np.zeros((1, 3, 224, 224), np.float32), np.zeros((1, 3, 224, 224), np.float32))
+    for threads in (2.5, "2", True):
+        with pytest.raises(ValueError, match=rf"threads must be an integer in \[1, 256\], got {threads!r}"):
+            module.run(np.zeros((1, 3, 224, 224), np.float32), threads=threads)
     with pytest.raises(ValueError, match="unknown profile"):
         module.run(np.zeros((1, 3, 224, 224), np.float32), profile="fast")
