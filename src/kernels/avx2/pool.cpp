@@ -3,6 +3,7 @@
 
 #include "kernels/avx2/avx2_kernels.h"
 #include "kernels/avx2/simd_util.h"
+#include "kernels/max_pool_walk.h"
 #include "kernels/scalar/load_store.h"
 #include "kernels/scalar/scalar_kernels.h"
 
@@ -15,38 +16,26 @@ template <bool kSigned>
 void max_pool2d_blocks(const uint8_t* x, const Pool2dShape& s, uint8_t* out) {
   const int64_t vec_c = s.c / 32 * 32;
   const __m256i lowest = _mm256_set1_epi8(kSigned ? -128 : 0);
-  for (int64_t b = 0; b < s.n; ++b) {
-    const uint8_t* image = x + b * s.h * s.w * s.c;
-    for (int64_t oy = 0; oy < s.oh; ++oy) {
-      const int64_t y0 = oy * s.sh - s.ph;
-      int64_t ky0, ky1;
-      taps_inside(y0, s.dh, s.kh, s.h, ky0, ky1);
-      for (int64_t ox = 0; ox < s.ow; ++ox) {
-        const int64_t x0 = ox * s.sw - s.pw;
-        int64_t kx0, kx1;
-        taps_inside(x0, s.dw, s.kw, s.w, kx0, kx1);
-        uint8_t* dst = out + ((b * s.oh + oy) * s.ow + ox) * s.c;
-        for (int64_t ch = 0; ch < vec_c; ch += 32) {
-          __m256i best = lowest;
-          for (int64_t ky = ky0; ky < ky1; ++ky) {
-            const uint8_t* row = image + (y0 + ky * s.dh) * s.w * s.c + ch;
-            for (int64_t kx = kx0; kx < kx1; ++kx) {
-              const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(row + (x0 + kx * s.dw) * s.c));
-              best = kSigned ? _mm256_max_epi8(best, v) : _mm256_max_epu8(best, v);
-            }
-          }
-          _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + ch), best);
-        }
-        for (int64_t ch = vec_c; ch < s.c; ++ch) {
-          int32_t best = kSigned ? -128 : 0;
-          for (int64_t ky = ky0; ky < ky1; ++ky)
-            for (int64_t kx = kx0; kx < kx1; ++kx)
-              best = std::max(best, load_q(image, ((y0 + ky * s.dh) * s.w + x0 + kx * s.dw) * s.c + ch, kSigned));
-          store_q(dst, ch, best);
+  for_each_max_pool_window(x, s, out, [&](const MaxPoolWindow& win, uint8_t* dst) {
+    for (int64_t ch = 0; ch < vec_c; ch += 32) {
+      __m256i best = lowest;
+      for (int64_t ky = win.ky0; ky < win.ky1; ++ky) {
+        const uint8_t* row = win.row(s, ky) + ch;
+        for (int64_t kx = win.kx0; kx < win.kx1; ++kx) {
+          const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(row + win.column(s, kx)));
+          best = kSigned ? _mm256_max_epi8(best, v) : _mm256_max_epu8(best, v);
         }
       }
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + ch), best);
     }
-  }
+    for (int64_t ch = vec_c; ch < s.c; ++ch) {
+      int32_t best = kSigned ? -128 : 0;
+      for (int64_t ky = win.ky0; ky < win.ky1; ++ky)
+        for (int64_t kx = win.kx0; kx < win.kx1; ++kx)
+          best = std::max(best, load_q(win.row(s, ky) + win.column(s, kx), ch, kSigned));
+      store_q(dst, ch, best);
+    }
+  });
 }
 
 }  // namespace

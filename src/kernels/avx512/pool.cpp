@@ -11,6 +11,7 @@
 #endif
 
 #include "kernels/avx512/avx512_kernels.h"
+#include "kernels/max_pool_walk.h"
 #include "kernels/scalar/scalar_kernels.h"
 
 namespace qnnpy {
@@ -31,32 +32,20 @@ inline __m512i clamp(__m512i v, __m512i lo, __m512i hi) { return _mm512_min_epi3
 template <bool kSigned>
 void max_pool2d_blocks(const uint8_t* x, const Pool2dShape& s, uint8_t* out) {
   const __m512i lowest = _mm512_set1_epi8(kSigned ? -128 : 0);
-  for (int64_t b = 0; b < s.n; ++b) {
-    const uint8_t* image = x + b * s.h * s.w * s.c;
-    for (int64_t oy = 0; oy < s.oh; ++oy) {
-      const int64_t y0 = oy * s.sh - s.ph;
-      int64_t ky0, ky1;
-      taps_inside(y0, s.dh, s.kh, s.h, ky0, ky1);
-      for (int64_t ox = 0; ox < s.ow; ++ox) {
-        const int64_t x0 = ox * s.sw - s.pw;
-        int64_t kx0, kx1;
-        taps_inside(x0, s.dw, s.kw, s.w, kx0, kx1);
-        uint8_t* dst = out + ((b * s.oh + oy) * s.ow + ox) * s.c;
-        for (int64_t ch = 0; ch < s.c; ch += 64) {
-          const __mmask64 lanes = first_lanes64(s.c - ch);
-          __m512i best = lowest;
-          for (int64_t ky = ky0; ky < ky1; ++ky) {
-            const uint8_t* row = image + (y0 + ky * s.dh) * s.w * s.c + ch;
-            for (int64_t kx = kx0; kx < kx1; ++kx) {
-              const __m512i v = _mm512_mask_loadu_epi8(lowest, lanes, row + (x0 + kx * s.dw) * s.c);
-              best = kSigned ? _mm512_max_epi8(best, v) : _mm512_max_epu8(best, v);
-            }
-          }
-          _mm512_mask_storeu_epi8(dst + ch, lanes, best);
+  for_each_max_pool_window(x, s, out, [&](const MaxPoolWindow& win, uint8_t* dst) {
+    for (int64_t ch = 0; ch < s.c; ch += 64) {
+      const __mmask64 lanes = first_lanes64(s.c - ch);
+      __m512i best = lowest;
+      for (int64_t ky = win.ky0; ky < win.ky1; ++ky) {
+        const uint8_t* row = win.row(s, ky) + ch;
+        for (int64_t kx = win.kx0; kx < win.kx1; ++kx) {
+          const __m512i v = _mm512_mask_loadu_epi8(lowest, lanes, row + win.column(s, kx));
+          best = kSigned ? _mm512_max_epi8(best, v) : _mm512_max_epu8(best, v);
         }
       }
+      _mm512_mask_storeu_epi8(dst + ch, lanes, best);
     }
-  }
+  });
 }
 
 }  // namespace

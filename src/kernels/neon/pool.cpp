@@ -1,12 +1,13 @@
 // NEON pooling kernels (NHWC), 16 channels a step; the last c % 16 channels take the scalar
 // formulas (scalar/pool.cpp, scalar/avg_pool.cpp).
-//   max_pool2d: umax / smax over the in-bounds taps.
+//   max_pool2d: umax / smax over the in-bounds taps (kernels/max_pool_walk.h).
 //   adaptive_avg_pool2d, avg_pool2d: int32 window sums (uaddw / saddw), then the rules of
 //     kernels.h in float lane by lane (x86's conversion: simd_util.h).
 #include <arm_neon.h>
 
 #include <algorithm>
 
+#include "kernels/max_pool_walk.h"
 #include "kernels/neon/neon_kernels.h"
 #include "kernels/neon/simd_util.h"
 #include "kernels/scalar/load_store.h"
@@ -39,40 +40,32 @@ int32_t window_sum_scalar(const uint8_t* x, int64_t w, int64_t c, int64_t y0, in
 template <bool kSigned>
 void max_pool(const uint8_t* x, const Pool2dShape& s, uint8_t* out) {
   const int64_t vec_c = s.c / 16 * 16;
-  for (int64_t b = 0; b < s.n; ++b)
-    for (int64_t oy = 0; oy < s.oh; ++oy)
-      for (int64_t ox = 0; ox < s.ow; ++ox) {
-        uint8_t* o = out + ((b * s.oh + oy) * s.ow + ox) * s.c;
-        for (int64_t ch = 0; ch < s.c; ch += (ch < vec_c ? 16 : 1)) {
-          const bool vec = ch < vec_c;
-          uint8x16_t best_u = vdupq_n_u8(0);
-          int8x16_t best_s = vdupq_n_s8(-128);
-          int32_t best = kSigned ? -128 : 0;
-          for (int64_t ky = 0; ky < s.kh; ++ky) {
-            const int64_t iy = oy * s.sh - s.ph + ky * s.dh;
-            if (iy < 0 || iy >= s.h) continue;
-            for (int64_t kx = 0; kx < s.kw; ++kx) {
-              const int64_t ix = ox * s.sw - s.pw + kx * s.dw;
-              if (ix < 0 || ix >= s.w) continue;
-              const uint8_t* p = x + ((b * s.h + iy) * s.w + ix) * s.c + ch;
-              if (!vec) {
-                best = std::max(best, load_q(p, 0, kSigned));
-              } else if (kSigned) {
-                best_s = vmaxq_s8(best_s, vld1q_s8(reinterpret_cast<const int8_t*>(p)));
-              } else {
-                best_u = vmaxq_u8(best_u, vld1q_u8(p));
-              }
-            }
-          }
-          if (!vec) {
-            store_q(o, ch, best);
-          } else if (kSigned) {
-            vst1q_s8(reinterpret_cast<int8_t*>(o + ch), best_s);
-          } else {
-            vst1q_u8(o + ch, best_u);
-          }
+  for_each_max_pool_window(x, s, out, [&](const MaxPoolWindow& win, uint8_t* o) {
+    for (int64_t ch = 0; ch < vec_c; ch += 16) {
+      if constexpr (kSigned) {
+        int8x16_t best = vdupq_n_s8(-128);
+        for (int64_t ky = win.ky0; ky < win.ky1; ++ky) {
+          const int8_t* row = reinterpret_cast<const int8_t*>(win.row(s, ky) + ch);
+          for (int64_t kx = win.kx0; kx < win.kx1; ++kx) best = vmaxq_s8(best, vld1q_s8(row + win.column(s, kx)));
         }
+        vst1q_s8(reinterpret_cast<int8_t*>(o + ch), best);
+      } else {
+        uint8x16_t best = vdupq_n_u8(0);
+        for (int64_t ky = win.ky0; ky < win.ky1; ++ky) {
+          const uint8_t* row = win.row(s, ky) + ch;
+          for (int64_t kx = win.kx0; kx < win.kx1; ++kx) best = vmaxq_u8(best, vld1q_u8(row + win.column(s, kx)));
+        }
+        vst1q_u8(o + ch, best);
       }
+    }
+    for (int64_t ch = vec_c; ch < s.c; ++ch) {
+      int32_t best = kSigned ? -128 : 0;
+      for (int64_t ky = win.ky0; ky < win.ky1; ++ky)
+        for (int64_t kx = win.kx0; kx < win.kx1; ++kx)
+          best = std::max(best, load_q(win.row(s, ky) + win.column(s, kx), ch, kSigned));
+      store_q(o, ch, best);
+    }
+  });
 }
 
 template <bool kSigned>
