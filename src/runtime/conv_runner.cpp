@@ -491,10 +491,9 @@ const char* run_weighted(const OpArgs& a, const PreparedLayer& L, bool spatial, 
     run_winograd(a, L, batch, g, out, threads);
     return "winograd";
   }
-  if (spatial) return run_gemm(a, L, a.in_buf().q, g, rows, out, threads);
   // A linear node's rows run along the last axis of the logical shape. Rank-4 tensors are stored
   // NHWC (runtime/layout.h): such an input goes to the GEMM in logical order, its output back to NHWC.
-  if (xv.shape.size() != 4) return run_gemm(a, L, a.in_buf().q, g, rows, out, threads);
+  if (spatial || xv.shape.size() != 4) return run_gemm(a, L, a.in_buf().q, g, rows, out, threads);
   const char* kernel = run_gemm(a, L, to_logical(a.in_buf().q, xv.shape), g, rows, out, threads);
   if (!to_float) y.q = to_storage(std::move(y.q), yv.shape);
   return kernel;
