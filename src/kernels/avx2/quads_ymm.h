@@ -1,5 +1,6 @@
 // The vector width of the depthwise quads walk (kernels/depthwise_quads_walk.h) on ymm, 8 channels
-// per vector, shared by the AVX2 and avxvnni sets (both compiled for AVX2). Dot4::apply(acc, x, w)
+// per vector, shared by the AVX2, avxvnni and AVX-512 VNNI sets (each instantiates it with a Dot4 of
+// its own, so each copy is compiled with its own file's flags). Dot4::apply(acc, x, w)
 // adds to each 32-bit lane of acc the four products of its u8 bytes of x and s8 bytes of w.
 #pragma once
 

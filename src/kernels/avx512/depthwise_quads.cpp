@@ -4,13 +4,14 @@
 // then the scalar tail; the walk is kernels/depthwise_quads_walk.h.
 #include <immintrin.h>
 
+#include "kernels/avx2/quads_ymm.h"
 #include "kernels/avx512/avx512_kernels.h"
 #include "kernels/depthwise_quads_walk.h"
 
 namespace qnnpy {
 namespace {
 
-// One vector width: 16 channels (zmm) or 8 (ymm).
+// One vector width: 16 channels (zmm); 8 (ymm) below.
 struct Zmm {
   using V = __m512i;
   static constexpr int64_t kLanes = 16;
@@ -20,14 +21,12 @@ struct Zmm {
   static V dot4(V acc, V x, V w) { return _mm512_dpbusd_epi32(acc, x, w); }
 };
 
-struct Ymm {
-  using V = __m256i;
-  static constexpr int64_t kLanes = 8;
-  static V zero() { return _mm256_setzero_si256(); }
-  static V load(const void* p) { return _mm256_loadu_si256(static_cast<const __m256i*>(p)); }
-  static void store(int32_t* p, V v) { _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), v); }
-  static V dot4(V acc, V x, V w) { return _mm256_dpbusd_epi32(acc, x, w); }
+// The ymm width of kernels/avx2/quads_ymm.h with vpdpbusd (EVEX, AVX-512 VL): QuadsYmm of a type
+// local to this translation unit, so its instantiation is compiled with this file's flags only.
+struct DpbusdYmm {
+  static __m256i apply(__m256i acc, __m256i x, __m256i w) { return _mm256_dpbusd_epi32(acc, x, w); }
 };
+using Ymm = QuadsYmm<DpbusdYmm>;
 
 }  // namespace
 
