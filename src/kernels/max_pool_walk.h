@@ -5,9 +5,11 @@
 // (compiled with its own instruction-set flags) instantiates its own copy, as depthwise_walk.h.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 
 #include "kernels/kernels.h"
+#include "kernels/scalar/load_store.h"
 
 namespace qnnpy {
 
@@ -38,6 +40,18 @@ void for_each_max_pool_window(const uint8_t* x, const Pool2dShape& s, uint8_t* o
         pixel(win, out + ((b * s.oh + oy) * s.ow + ox) * s.c);
       }
     }
+  }
+}
+
+// Channels [first, s.c) of one window one by one: those a kernel's vectors leave.
+template <bool kSigned>
+void max_pool_channels_left(const MaxPoolWindow& win, const Pool2dShape& s, int64_t first, uint8_t* dst) {
+  for (int64_t ch = first; ch < s.c; ++ch) {
+    int32_t best = kSigned ? -128 : 0;
+    for (int64_t ky = win.ky0; ky < win.ky1; ++ky)
+      for (int64_t kx = win.kx0; kx < win.kx1; ++kx)
+        best = std::max(best, load_q(win.row(s, ky) + win.column(s, kx), ch, kSigned));
+    store_q(dst, ch, best);
   }
 }
 

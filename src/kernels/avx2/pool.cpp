@@ -1,5 +1,4 @@
 // AVX2 pooling kernels (NHWC), vectorized across channels.
-#include <algorithm>
 
 #include "kernels/avx2/avx2_kernels.h"
 #include "kernels/avx2/simd_util.h"
@@ -28,13 +27,7 @@ void max_pool2d_blocks(const uint8_t* x, const Pool2dShape& s, uint8_t* out) {
       }
       _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + ch), best);
     }
-    for (int64_t ch = vec_c; ch < s.c; ++ch) {
-      int32_t best = kSigned ? -128 : 0;
-      for (int64_t ky = win.ky0; ky < win.ky1; ++ky)
-        for (int64_t kx = win.kx0; kx < win.kx1; ++kx)
-          best = std::max(best, load_q(win.row(s, ky) + win.column(s, kx), ch, kSigned));
-      store_q(dst, ch, best);
-    }
+    max_pool_channels_left<kSigned>(win, s, vec_c, dst);
   });
 }
 

@@ -5,8 +5,6 @@
 //     kernels.h in float lane by lane (x86's conversion: simd_util.h).
 #include <arm_neon.h>
 
-#include <algorithm>
-
 #include "kernels/max_pool_walk.h"
 #include "kernels/neon/neon_kernels.h"
 #include "kernels/neon/simd_util.h"
@@ -58,13 +56,7 @@ void max_pool(const uint8_t* x, const Pool2dShape& s, uint8_t* out) {
         vst1q_u8(o + ch, best);
       }
     }
-    for (int64_t ch = vec_c; ch < s.c; ++ch) {
-      int32_t best = kSigned ? -128 : 0;
-      for (int64_t ky = win.ky0; ky < win.ky1; ++ky)
-        for (int64_t kx = win.kx0; kx < win.kx1; ++kx)
-          best = std::max(best, load_q(win.row(s, ky) + win.column(s, kx), ch, kSigned));
-      store_q(o, ch, best);
-    }
+    max_pool_channels_left<kSigned>(win, s, vec_c, o);
   });
 }
 
