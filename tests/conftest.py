@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import torch
 
-from isas import AVX512VNNI, AVXVNNI
+from isas import AMX, AMX_MODEL, AVX512VNNI, AVXVNNI
 from qnnpy import zoo
 
 warnings.filterwarnings("ignore", message=".*quantized tensor creation functions.*")
@@ -22,9 +22,10 @@ def _fbgemm_engine():
     torch.backends.quantized.engine = "fbgemm"
 
 
-@pytest.fixture(params=["avx2", AVXVNNI, AVX512VNNI])
+@pytest.fixture(params=["avx2", AVXVNNI, AVX512VNNI, AMX, AMX_MODEL])
 def vector_isa(request) -> str:
-    """Each x86 vector kernel set, compared with the scalar one (the VNNI sets where the CPU runs them)."""
+    """Each x86 vector kernel set, compared with the scalar one (the VNNI and AMX sets where the CPU runs them;
+    amx_model, the AMX GEMM driver on the software model of the tiles, everywhere)."""
     return request.param
 
 

@@ -24,6 +24,7 @@ class Instruction:
     offset: int  # bytes from the function's start
     first_byte: int  # the encoding's first byte (0x62: EVEX; 0xc4, 0xc5: VEX)
     text: str  # mnemonic and operands as objdump prints them
+    encoding: bytes = b""  # the instruction's bytes
 
 
 def functions(exe: Path) -> dict[str, list[Instruction]]:
@@ -39,7 +40,7 @@ def functions(exe: Path) -> dict[str, list[Instruction]]:
         parsed = _LINE.match(line)
         if parsed and body is not None and parsed.group(3).strip():
             address, raw, text = int(parsed.group(1), 16), parsed.group(2).split(), parsed.group(3)
-            body.append(Instruction(address - start, int(raw[0], 16), " ".join(text.split())))
+            body.append(Instruction(address - start, int(raw[0], 16), " ".join(text.split()), bytes.fromhex("".join(raw))))
     return result
 
 

@@ -1,6 +1,8 @@
 """The SIMD kernel sets the tests run, each a pytest parameter skipped, with the reason, where this CPU cannot run it."""
 from __future__ import annotations
 
+import platform
+
 import pytest
 
 from qnnpy import _core
@@ -15,3 +17,9 @@ AVXVNNI = pytest.param("avxvnni", marks=[
                        reason="this build has no avxvnni kernels (its assembler does not know AVX-VNNI)")])
 AVX512VNNI = pytest.param("avx512vnni", marks=pytest.mark.skipif(not _core.cpu_has_avx512_vnni(),
                                                                  reason="this CPU (or OS) has no AVX-512 VNNI"))
+# The amx set runs where the CPU has AMX-INT8 and Linux grants the tile data (the reason says which is missing);
+# its GEMM driver on the software model of the tiles (amx_model) runs on any x86-64 CPU.
+AMX = pytest.param("amx", marks=pytest.mark.skipif(not _core.cpu_has_amx(),
+                                                   reason=f"the amx set cannot run here: {_core.amx_unavailable_reason()}"))
+AMX_MODEL = pytest.param("amx_model", marks=pytest.mark.skipif(
+    platform.machine() not in ("x86_64", "AMD64"), reason="the AMX tile model is part of the x86-64 kernels"))

@@ -1,4 +1,5 @@
-"""The VNNI GEMMs (vpdpbusd on zmm: avx512vnni; on ymm: avxvnni) against the scalar twin, bit for bit.
+"""The VNNI GEMMs (vpdpbusd on zmm: avx512vnni; on ymm: avxvnni) and the AMX one (tdpbusd on tiles: amx, and
+amx_model on the software model of the tiles) against the scalar twin, bit for bit.
 
 vpdpbusd sums u8 x s8 products straight into int32, so unlike the AVX2 u8s8 GEMM it
 needs no clamp of the input bytes: every byte 0-255 against every weight -128..127,
@@ -13,12 +14,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from isas import AVX512VNNI, AVXVNNI
+from isas import AMX, AMX_MODEL, AVX512VNNI, AVXVNNI
 from qnnpy import _core
 
 
-@pytest.fixture(params=[AVXVNNI, AVX512VNNI])
+@pytest.fixture(params=[AVXVNNI, AVX512VNNI, AMX, AMX_MODEL])
 def vnni_isa(request) -> str:
+    """The sets whose u8 x s8 GEMM is exact for any byte: vpdpbusd, and the AMX tiles (their instructions
+    where the CPU runs them, their software model everywhere)."""
     return request.param
 
 

@@ -27,6 +27,7 @@ import qnnpy
 from qnnpy import _core, zoo
 from qnnpy.profiles import PROFILES
 
+import amx_encoding
 import disassembly
 import kernel_driver
 from small_models import Head, Residual, conv_cases, quantized
@@ -69,7 +70,14 @@ def _x86_simd_isas() -> list[str]:
     """The x86 SIMD kernel sets this CPU runs (avxvnni: with AVX-VNNI, or AVX-512 VNNI's encoding, where the
     Python package's build has it; the driver's build uses the same compiler and assembler)."""
     avxvnni = (_core.cpu_has_avx_vnni() or _core.cpu_has_avx512_vnni()) and _core.avxvnni_kernels_built
-    return ["avx2"] * _core.cpu_has_avx2() + ["avxvnni"] * avxvnni + ["avx512vnni"] * _core.cpu_has_avx512_vnni()
+    return (["avx2"] * _core.cpu_has_avx2() + ["avxvnni"] * avxvnni + ["avx512vnni"] * _core.cpu_has_avx512_vnni()
+            + ["amx"] * _core.cpu_has_amx())
+
+
+def _x86_test_isas() -> list[str]:
+    """The runnable x86 SIMD sets and, on x86-64, amx_model (the amx GEMM driver on the software model of the tiles,
+    which runs on any CPU but is never offered as runnable)."""
+    return _x86_simd_isas() + ["amx_model"] * (platform.machine() in ("x86_64", "AMD64"))
 
 
 def _passed(done) -> str:
@@ -89,8 +97,8 @@ def _assert_twins_passed(out: str, isa: str) -> None:
 # uninstrumented build of its own (one more build of the core), so it is left to `-m slow`.
 @pytest.mark.slow
 def test_native_driver_runs_every_simd_kernel_against_its_scalar_twin(native_driver):
-    out = _passed(kernel_driver.run(native_driver, "twins", "--seed", "7"))
-    for isa in _x86_simd_isas():
+    out = _passed(kernel_driver.run(native_driver, "twins", *_x86_test_isas(), "--seed", "7"))
+    for isa in _x86_test_isas():
         _assert_twins_passed(out, isa)
     assert "twins: all passed" in out
 
@@ -162,7 +170,7 @@ def small_graphs() -> dict[str, tuple[_core.Graph, np.ndarray]]:
 @pytest.mark.slow  # as the native twin test above
 @pytest.mark.parametrize("profile", PROFILES)
 def test_native_driver_runs_small_graphs_as_the_python_package_does(native_driver, small_graphs, profile, tmp_path):
-    isas = ["scalar"] + _x86_simd_isas()
+    isas = ["scalar"] + _x86_test_isas()
     for name, (graph, x) in small_graphs.items():
         want = _x86_results(graph, x, profile, "scalar")
         for isa in isas:
@@ -220,11 +228,13 @@ def test_scalar_only_build_runs_as_on_an_architecture_without_simd_kernels(scala
 def test_twins_and_small_graphs_run_clean_under_asan_and_ubsan(sanitized_driver, small_graphs, tmp_path):
     """The twin checks and the small graphs, every profile and ISA, on the instrumented core: no
     sanitizer report (it would end the driver with an error) and the same bytes as the package."""
-    out = _passed(kernel_driver.run(sanitized_driver, "twins", "--seed", "11"))
+    out = _passed(kernel_driver.run(sanitized_driver, "twins", *_x86_test_isas(), "--seed", "11"))
     assert "twins: all passed" in out
-    for isa in _x86_simd_isas():
+    for isa in _x86_test_isas():
         _assert_twins_passed(out, isa)
-    isas = ["scalar"] + _x86_simd_isas()
+    for isa in ("amx", "amx_model"):
+        assert (f"{isa} tiles: " in out) == (isa in _x86_test_isas()), isa
+    isas = ["scalar"] + _x86_test_isas()
     for profile in PROFILES:
         for name, (graph, x) in small_graphs.items():
             want = _x86_results(graph, x, profile, "scalar")
@@ -264,6 +274,66 @@ def test_avxvnni_vex_code_is_its_evex_twin_but_for_the_encoding(sanitized_driver
         assert not [i.text for i in code[vex] if i.first_byte == EVEX_FIRST_BYTE], f"EVEX code in {vex}"
         dot_products += len(vex_dots)
     assert dot_products > 0
+
+
+# Where the tile instructions may be: the amx GEMM driver on InstructionTiles, its entry points, the tile product
+# of the tests and the tdpbusd peak loop. The same driver on the software model must hold none (it runs anywhere).
+AMX_INSTRUCTION_CODE = ("InstructionTiles", "_amx(", "amx_loop", "peak_amx_gmacs")
+AMX_MODEL_CODE = ("ModelTiles", "_amx_model(")
+
+
+@pytest.mark.skipif(platform.machine() not in ("x86_64", "AMD64"), reason="the amx set is x86-64 code")
+@pytest.mark.skipif(not _core.amx_kernels_built, reason="this compiler or assembler does not know AMX: no amx set")
+@pytest.mark.skipif(shutil.which("objdump") is None, reason="objdump (binutils) not found")
+def test_amx_code_holds_the_tile_instructions_encoded_as_the_sdm_gives_them(sanitized_driver):
+    """The amx set's instructions run only on CPUs with AMX-INT8, which the test machines may lack (qemu does not
+    emulate them); its GEMM driver runs everywhere on the software model of the tiles. So the build is checked
+    from its disassembly: every tile instruction the driver needs is there, each encoded as tests/amx_encoding.py
+    says (VEX 0F38, W0, L0, the pp and opcode of that instruction, so tdpbusd is u8 x s8), only in the code on
+    the instructions; the 2 x 2 block multiplies A tiles tmm4, tmm5 by B tiles tmm6, tmm7 into C tiles tmm0-3."""
+    code = disassembly.functions(Path(sanitized_driver[0]))
+    seen: dict[str, int] = {}
+    block_products = None
+    for name, instructions in code.items():
+        tiles = [i for i in instructions if amx_encoding.is_tile_instruction(i.text.split(" ")[0])]
+        if not tiles:
+            continue
+        assert any(part in name for part in AMX_INSTRUCTION_CODE), f"tile instructions in {name}"
+        assert not any(part in name for part in AMX_MODEL_CODE), f"tile instructions in the model's {name}"
+        for i in tiles:
+            mnemonic = i.text.split(" ")[0]
+            error = amx_encoding.encoding_error(mnemonic, i.encoding)
+            assert error is None, f"{name}: {i.text} ({i.encoding.hex(' ')}): {error}"
+            seen[mnemonic] = seen.get(mnemonic, 0) + 1
+        if "multiply_block<qnnpy::amx::InstructionTiles, true, true>" in name:
+            block_products = {(o.c, o.a, o.b) for o in (amx_encoding.tdpbusd_operands(i.encoding)
+                                                          for i in tiles if i.text.startswith("tdpbusd"))}
+    assert sorted(seen) == sorted(amx_encoding.MNEMONICS), seen
+    assert block_products == {(0, 4, 6), (1, 4, 7), (2, 5, 6), (3, 5, 7)}
+    model = [name for name in code if "ModelTiles" in name]
+    assert model, "no code of the driver on the tile model in the driver"
+
+
+def test_the_amx_encoding_check_refuses_the_neighbouring_encodings():
+    """tests/amx_encoding.py against encodings it must refuse: tdpbusd's siblings of other signedness (only pp
+    differs), W1, VEX.256, another map, a tileloadd without its SIB byte, and the right ones (from the SDM)."""
+    right = {"tdpbusd": "c4e2495ec4", "tileloadd": "c4a27b4b2436", "tilestored": "c4c27a4b0400",
+             "ldtilecfg": "c4e27849442440", "tilerelease": "c4e27849c0", "tilezero": "c4e27b49c8"}
+    for mnemonic, hex_code in right.items():
+        assert amx_encoding.encoding_error(mnemonic, bytes.fromhex(hex_code)) is None, mnemonic
+    wrong = {"tdpbusd": ["c4e24b5ec4",  # pp F2: tdpbssd
+                         "c4e24a5ec4",  # pp F3: tdpbsud
+                         "c4e2485ec4",  # pp NP: tdpbuud
+                         "c4e2c95ec4",  # W1
+                         "c4e24d5ec4",  # L1
+                         "c4e3495ec4",  # map 0F3A
+                         "62f2495ec4"],  # not VEX
+             "tileloadd": ["c4e27b4b0f", "c4e27a4b2436"],  # (%rdi), no SIB; pp F3 (a store's)
+             "tilerelease": ["c4e27849c8"]}
+    for mnemonic, codes in wrong.items():
+        for hex_code in codes:
+            assert amx_encoding.encoding_error(mnemonic, bytes.fromhex(hex_code)) is not None, (mnemonic, hex_code)
+    assert amx_encoding.tdpbusd_operands(bytes.fromhex("c4e2495ec4")) == amx_encoding.TileOperands(c=0, a=4, b=6)
 
 
 def test_worker_pool_runs_each_body_at_most_once_per_job(sanitized_driver):

@@ -8,7 +8,7 @@ import pytest
 import torch
 
 import qnnpy
-from isas import AVX512VNNI, AVXVNNI
+from isas import AMX, AVX512VNNI, AVXVNNI
 
 
 @pytest.fixture(scope="module")
@@ -35,7 +35,7 @@ def test_int32_bias_profile_equals_qnnpack_engine_at_every_layer(resnet18, resne
     assert report.all_identical("int32_bias"), report.table()
 
 
-@pytest.mark.parametrize("isa", ["avx2", AVXVNNI, AVX512VNNI])
+@pytest.mark.parametrize("isa", ["avx2", AVXVNNI, AVX512VNNI, AMX])
 @pytest.mark.parametrize("profile", ["int32_bias", "fbgemm"])
 def test_scalar_and_vector_kernels_agree_on_resnet18(module, resnet18_inputs, profile, isa):
     if not qnnpy._core.cpu_has_avx2():

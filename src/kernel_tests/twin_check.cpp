@@ -33,6 +33,7 @@ template void TwinContext::expect_equal(const std::vector<int16_t>&, const std::
 
 int run_twin_checks(Isa isa, uint64_t seed) {
   TwinContext ctx{scalar_kernels(), kernel_set(isa), isa, std::mt19937_64(seed)};
+  const bool amx = isa == Isa::Amx || isa == Isa::AmxModel;
   const struct {
     const char* name;
     void (*run)(TwinContext&);
@@ -41,8 +42,10 @@ int run_twin_checks(Isa isa, uint64_t seed) {
                   {"depthwise", twin_depthwise},
                   {"elementwise", twin_elementwise},
                   {"pool", twin_pool},
-                  {"winograd", twin_winograd}};
+                  {"winograd", twin_winograd},
+                  {"tiles", amx ? twin_tiles : nullptr}};
   for (const auto& f : families) {
+    if (!f.run) continue;
     const int before_checks = ctx.checks, before_failures = ctx.failures;
     f.run(ctx);
     std::printf("%s %s: %d checks, %d failed\n", isa_name(isa), f.name, ctx.checks - before_checks,

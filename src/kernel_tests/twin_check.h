@@ -29,6 +29,18 @@ struct TwinContext {
   void expect_equal(const std::vector<T>& want, const std::vector<T>& got, const std::string& what);
 };
 
+// Random requantization parameters of n columns, of the float rule (int32_bias, qnnpack, fbgemm
+// profiles) or the fixed-point one, with the output ranges of uint8, int8, fused ReLU and clamps
+// (twin_requantize.cpp); params points into the vectors.
+struct RandomRequant {
+  RandomRequant(TwinContext& ctx, int64_t n, bool fixed);
+  RandomRequant(const RandomRequant&) = delete;
+  RandomRequant& operator=(const RandomRequant&) = delete;
+  std::vector<int32_t> ibias, fixed_multiplier, fixed_shift;
+  std::vector<float> fbias, mult;
+  RequantParams params{};
+};
+
 // Each adds its checks to ctx (one file per kernel family).
 void twin_gemm(TwinContext& ctx);
 void twin_requantize(TwinContext& ctx);
@@ -36,6 +48,9 @@ void twin_depthwise(TwinContext& ctx);
 void twin_elementwise(TwinContext& ctx);
 void twin_pool(TwinContext& ctx);
 void twin_winograd(TwinContext& ctx);
+// The tile operations of the amx sets (the instructions, or their model) against the formula of
+// kernels/amx/tiles.h on tiles of every shape; x86-64 builds only.
+void twin_tiles(TwinContext& ctx);
 
 // Runs all twin checks of `isa` against the scalar kernels; returns the number of failures.
 int run_twin_checks(Isa isa, uint64_t seed);

@@ -1,5 +1,6 @@
-// Twin checks of the two GEMMs, the byte clamp that prepares the u8 x s8 GEMM's input and the
-// window columns that the implicit-GEMM conv reads in runs.
+// Twin checks of the two GEMMs (and the u8 x s8 one with its requantization fused, where a set has
+// it), the byte clamp that prepares the u8 x s8 GEMM's input and the window columns that the
+// implicit-GEMM conv reads in runs.
 #include <string>
 
 #include "kernel_tests/twin_check.h"
@@ -67,6 +68,38 @@ void check_gemm_u8s8_runs(TwinContext& ctx, int64_t m, int64_t runs, int64_t run
                                   " run_len=" + std::to_string(run_len) + " n=" + std::to_string(n));
 }
 
+// gemm_u8s8_runs (and, where the set has it, gemm_u8s8_runs_requantized against gemm_u8s8_runs and
+// requantize of the scalar set) over rows `spacing` bytes apart in one buffer, as a conv's output pixels
+// along an output row are, and run_len a multiple of 64: the rows an amx GEMM reads in place. With
+// `break_at`, the rows from there on lie one byte further (two output rows), so a tile spans both.
+// Bytes up to a_max.
+void check_spaced_runs(TwinContext& ctx, int64_t m, int64_t runs, int64_t run_len, int64_t spacing, int64_t n,
+                       int64_t break_at, int a_max) {
+  const int64_t run_stride = run_len * 2 + ctx.uniform(0, 3), kq = runs * run_len;
+  const std::vector<uint8_t> buffer = ctx.bytes((m - 1) * spacing + (runs - 1) * run_stride + run_len + 1, 0, a_max);
+  std::vector<const uint8_t*> rows(m);
+  for (int64_t i = 0; i < m; ++i) rows[i] = buffer.data() + i * spacing + (i >= break_at ? 1 : 0);
+  const std::vector<int8_t> packed = packed_u8s8_weights(ctx, kq, n);
+  const U8RowRuns a{rows.data(), runs, run_len, run_stride};
+  const std::string what = "m=" + std::to_string(m) + " runs=" + std::to_string(runs) + " run_len=" +
+                           std::to_string(run_len) + " spacing=" + std::to_string(spacing) + " n=" + std::to_string(n) +
+                           " break_at=" + std::to_string(break_at);
+  const int64_t ldc = n + 1;
+  std::vector<int32_t> want(m * ldc, 7), got(m * ldc, 7);
+  ctx.ref.gemm_u8s8_runs(a, m, packed.data(), n, want.data(), ldc);
+  ctx.simd.gemm_u8s8_runs(a, m, packed.data(), n, got.data(), ldc);
+  ctx.expect_equal(want, got, "gemm_u8s8_runs spaced " + what);
+  if (ctx.simd.gemm_u8s8_runs_requantized == nullptr) return;
+  for (bool fixed : {false, true}) {
+    const RandomRequant r(ctx, n, fixed);
+    const int64_t ld_out = n + 3;
+    std::vector<uint8_t> want_q(m * ld_out, 0xa5), got_q(m * ld_out, 0xa5);
+    ctx.ref.requantize(want.data(), m, n, ldc, r.params, want_q.data(), ld_out);
+    ctx.simd.gemm_u8s8_runs_requantized(a, m, packed.data(), n, r.params, ctx.simd.requantize, got_q.data(), ld_out);
+    ctx.expect_equal(want_q, got_q, std::string("gemm_u8s8_runs_requantized ") + (fixed ? "fixed " : "float ") + what);
+  }
+}
+
 // window_columns from kh rows of width pixels of c bytes, each its own allocation of exactly that
 // size (a sanitized build reports a read past one); only the kh * c * width bytes of the contract
 // are compared (the SIMD form may write past them).
@@ -123,6 +156,11 @@ void twin_gemm(TwinContext& ctx) {
   // their packed B, and run each row tile over a group's blocks).
   check_gemm_u8s8(ctx, 20, 256, 100, a_max);
   check_gemm_u8s8(ctx, 20, 128, 200, a_max);
+  // Blocks of 32 rows and 32 columns over k tiles of 64 bytes (the amx GEMM's), with every edge: a
+  // tail of rows in the first or second tile, an odd block of columns, a k tail of 4 to 60 bytes.
+  for (int64_t m : {16, 33, 64, 65})
+    for (int64_t k : {60, 64, 68, 128, 200})
+      for (int64_t n : {16, 17, 33, 64}) check_gemm_u8s8(ctx, m, k, n, a_max);
   for (int64_t n : {1, 31, 32, 33, 100, 1000}) check_clamp(ctx, n);
   if (ctx.simd.gemm_u8s8_runs != nullptr) {
     for (int64_t m : {1, 5, 6, 7, 13, 100})
@@ -130,6 +168,15 @@ void twin_gemm(TwinContext& ctx) {
         for (int64_t run_len : {4, 24, 196})
           for (int64_t n : {1, 17, 64, 65}) check_gemm_u8s8_runs(ctx, m, runs, run_len, n, a_max);
     check_gemm_u8s8_runs(ctx, 13, 2, 128, 200, a_max);
+    for (int64_t m : {16, 40, 70})
+      for (int64_t runs : {1, 3})
+        for (int64_t run_len : {64, 128, 196})
+          for (int64_t n : {17, 64}) {
+            check_spaced_runs(ctx, m, runs, run_len, 64, n, m, a_max);
+            // A break within a tile of 16 rows, and at its last row.
+            check_spaced_runs(ctx, m, runs, run_len, 3 * run_len, n, m / 2 + 1, a_max);
+            check_spaced_runs(ctx, m, runs, run_len, 3 * run_len, n, 15, a_max);
+          }
     for (int64_t kh = 1; kh <= 9; ++kh)
       for (int64_t c : {1, 3, 4})
         for (int64_t width : {1, 7, 9, 10, 11, 17, 18, 23, 224, 229}) check_window_columns(ctx, kh, c, width);

@@ -42,9 +42,20 @@ void random_range(TwinContext& ctx, RequantParams& p) {
 
 void check(TwinContext& ctx, int64_t m, int64_t n, bool fixed) {
   const int64_t ld_acc = n + 2, ld_out = n + 1;
-  std::vector<int32_t> acc(m * ld_acc), ibias(n), fixed_multiplier(n), fixed_shift(n);
-  std::vector<float> fbias(n), mult(n);
+  std::vector<int32_t> acc(m * ld_acc);
   for (auto& v : acc) v = random_acc(ctx);
+  const RandomRequant r(ctx, n, fixed);
+  std::vector<uint8_t> want(m * ld_out, 0xa5), got(m * ld_out, 0xa5);
+  ctx.ref.requantize(acc.data(), m, n, ld_acc, r.params, want.data(), ld_out);
+  ctx.simd.requantize(acc.data(), m, n, ld_acc, r.params, got.data(), ld_out);
+  ctx.expect_equal(want, got, std::string("requantize ") + (fixed ? "fixed" : "float") + " m=" + std::to_string(m) +
+                                  " n=" + std::to_string(n));
+}
+
+}  // namespace
+
+RandomRequant::RandomRequant(TwinContext& ctx, int64_t n, bool fixed)
+    : ibias(n), fixed_multiplier(n), fixed_shift(n), fbias(n), mult(n) {
   for (int64_t j = 0; j < n; ++j) {
     ibias[j] = ctx.uniform(0, 4) == 0 ? random_acc(ctx) : static_cast<int32_t>(ctx.uniform(-5000, 5000));
     fbias[j] = ctx.uniform(0, 1) ? 0.0f : ctx.uniform_float(-3000.0f, 3000.0f);
@@ -53,17 +64,13 @@ void check(TwinContext& ctx, int64_t m, int64_t n, bool fixed) {
     fixed_multiplier[j] = ctx.uniform(0, 9) == 0 ? 0 : static_cast<int32_t>(ctx.uniform(1LL << 30, INT32_MAX));
     fixed_shift[j] = static_cast<int32_t>(ctx.uniform(0, 3) == 0 ? ctx.uniform(-31, 30) : ctx.uniform(-12, 2));
   }
-  RequantParams p{ibias.data(), fbias.data(), mult.data(), 0, 0, 0};
-  random_range(ctx, p);
-  if (fixed) p = {ibias.data(), nullptr, nullptr, p.zp, p.lo, p.hi, fixed_multiplier.data(), fixed_shift.data()};
-  std::vector<uint8_t> want(m * ld_out, 0xa5), got(m * ld_out, 0xa5);
-  ctx.ref.requantize(acc.data(), m, n, ld_acc, p, want.data(), ld_out);
-  ctx.simd.requantize(acc.data(), m, n, ld_acc, p, got.data(), ld_out);
-  ctx.expect_equal(want, got, std::string("requantize ") + (fixed ? "fixed" : "float") + " m=" + std::to_string(m) +
-                                  " n=" + std::to_string(n));
+  params = {ibias.data(), fbias.data(), mult.data(), 0, 0, 0};
+  random_range(ctx, params);
+  if (fixed) {
+    params = {ibias.data(), nullptr, nullptr, params.zp, params.lo, params.hi, fixed_multiplier.data(),
+              fixed_shift.data()};
+  }
 }
-
-}  // namespace
 
 void twin_requantize(TwinContext& ctx) {
   for (int rep = 0; rep < 4; ++rep)

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "kernels/scalar/scalar_kernels.h"
+#include "kernels/self_check.h"
 #if defined(__aarch64__) && defined(__APPLE__)
 #include <sys/sysctl.h>
 #elif defined(__aarch64__)
@@ -19,8 +20,15 @@
 #define QNNPY_X86_SIMD 1
 #include <cpuid.h>
 
+#include <cerrno>
+
+#include "kernels/amx/amx_kernels.h"
 #include "kernels/avx2/avx2_kernels.h"
 #include "kernels/avx512/avx512_kernels.h"
+#if defined(__linux__)
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
 #if defined(QNNPY_AVXVNNI_KERNELS)
 #include "kernels/avxvnni/avxvnni_kernels.h"
 #endif
@@ -82,6 +90,40 @@ bool cpu_has_avx_vnni() {
 #endif
 }
 
+std::string amx_unavailable_reason() {
+#if !defined(QNNPY_X86_SIMD)
+  return "qnnpy was built without the x86-64 SIMD kernels";
+#elif !defined(QNNPY_AMX_KERNELS)
+  return "qnnpy was built without the amx kernels (an x86-64 build whose compiler and assembler know AMX has them)";
+#else
+  static const std::string reason = []() -> std::string {
+    unsigned eax, ebx, ecx, edx;
+    // Leaf 7 subleaf 0: edx bits 24 (AMX-TILE) and 25 (AMX-INT8).
+    if (!__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx) || (edx & (3u << 24)) != (3u << 24)) {
+      return "this CPU has no AMX-INT8 (cpuid: amx_tile, amx_int8)";
+    }
+    if (!cpu_has_avx512_vnni()) return "this CPU (or OS) has no AVX-512 VNNI, which the amx set's other kernels use";
+    // XCR0 bits 17 (XTILECFG) and 18 (XTILEDATA): the OS saves the tile state.
+    if ((os_saved_states() & (3u << 17)) != (3u << 17)) return "the OS does not enable the AMX tile state (XCR0)";
+#if defined(__linux__)
+    // The first tile instruction faults until the process has asked for the tile data (Linux 5.16 and
+    // later, Documentation/arch/x86/xstate.rst); the permission covers all of the process's threads.
+    constexpr long kArchReqXcompPerm = 0x1023, kXfeatureXtiledata = 18;
+    if (syscall(SYS_arch_prctl, kArchReqXcompPerm, kXfeatureXtiledata) != 0) {
+      return std::string("Linux refused this process the AMX tile data (arch_prctl ARCH_REQ_XCOMP_PERM: ") +
+             std::strerror(errno) + ")";
+    }
+    return "";
+#else
+    return "the amx kernels ask Linux for the tile data; other systems are not supported";
+#endif
+  }();
+  return reason;
+#endif
+}
+
+bool cpu_has_amx() { return amx_unavailable_reason().empty(); }
+
 bool cpu_has_neon_dot() {
 #if defined(__aarch64__) && defined(__APPLE__)
   int has = 0;
@@ -103,6 +145,17 @@ bool avx_vnni_passes_self_check();
 
 Isa best_isa() {
 #if defined(QNNPY_X86_SIMD)
+#if defined(QNNPY_AMX_KERNELS)
+  if (cpu_has_amx()) {
+    if (amx_passes_self_check()) return Isa::Amx;
+    static const bool warned = [] {
+      std::fprintf(stderr, "qnnpy: the amx kernels disagree with the scalar ones on this CPU (a bug: please report "
+                           "it); using the avx512vnni kernels\n");
+      return true;
+    }();
+    (void)warned;
+  }
+#endif
   if (cpu_has_avx512_vnni()) return Isa::Avx512Vnni;
 #if defined(QNNPY_AVXVNNI_KERNELS)
   if (cpu_has_avx_vnni()) {
@@ -160,6 +213,26 @@ Isa parse_isa(const std::string& name) {
                                 "build whose assembler knows AVX-VNNI's vpdpbusd has them)");
 #endif
   }
+  if (name == "amx") {
+#if defined(QNNPY_AMX_KERNELS)
+    const std::string reason = amx_unavailable_reason();
+    if (!reason.empty()) throw std::invalid_argument("isa 'amx' requested but " + reason);
+    if (!amx_passes_self_check()) {
+      throw std::invalid_argument("isa 'amx' requested but its kernels disagree with the scalar ones on this CPU (a "
+                                  "bug: please report it)");
+    }
+    return Isa::Amx;
+#else
+    throw std::invalid_argument("isa 'amx' requested but " + amx_unavailable_reason());
+#endif
+  }
+  if (name == "amx_model") {
+#if defined(QNNPY_X86_SIMD)
+    return Isa::AmxModel;
+#else
+    throw std::invalid_argument("isa 'amx_model' requested but qnnpy was built without the x86-64 SIMD kernels");
+#endif
+  }
   if (name == "neon" || name == "neon_dot") {
 #if defined(QNNPY_ARM_SIMD)
     if (name == "neon") return Isa::Neon;
@@ -172,12 +245,13 @@ Isa parse_isa(const std::string& name) {
 #endif
   }
   if (name == "auto" || name.empty()) return best_isa();
-  throw std::invalid_argument("unknown isa '" + name + "' (expected auto, scalar, avx2, avxvnni, avx512vnni, neon or neon_dot)");
+  throw std::invalid_argument("unknown isa '" + name +
+                              "' (expected auto, scalar, avx2, avxvnni, avx512vnni, amx, amx_model, neon or neon_dot)");
 }
 
 std::vector<Isa> runnable_simd_isas() {
   std::vector<Isa> isas;
-  for (const char* name : {"avx2", "avxvnni", "avx512vnni", "neon", "neon_dot"}) {
+  for (const char* name : {"avx2", "avxvnni", "avx512vnni", "amx", "neon", "neon_dot"}) {
     try {
       isas.push_back(parse_isa(name));
     } catch (const std::invalid_argument&) {
@@ -203,6 +277,8 @@ const char* isa_name(Isa isa) {
     case Isa::Avx2: return "avx2";
     case Isa::Avx512Vnni: return "avx512vnni";
     case Isa::AvxVnni: return "avxvnni";
+    case Isa::Amx: return "amx";
+    case Isa::AmxModel: return "amx_model";
     case Isa::Neon: return "neon";
     case Isa::NeonDot: return "neon_dot";
   }
@@ -258,7 +334,7 @@ const KernelSet& scalar_kernels() {
                               avg_pool2d_scalar, batch_norm_scalar, gemm_u8s8_scalar, clamp_u8_scalar,
                               false,             gemm_u8s8_runs_scalar, window_columns_scalar, winograd_input_scalar,
                               winograd_output_scalar, false,   interleave4_scalar,
-                              depthwise_quads_scalar, false,   interleave_planes_scalar};
+                              depthwise_quads_scalar, false,   interleave_planes_scalar, nullptr};
   return k;
 }
 
@@ -270,7 +346,7 @@ const KernelSet& avx2_kernels() {
                               avg_pool2d_avx2, batch_norm_avx2, gemm_u8s8_avx2, clamp_u8_avx2,
                               false,           gemm_u8s8_runs_avx2, window_columns_avx2, winograd_input_avx2,
                               winograd_output_avx2, true,      interleave4_avx2,
-                              depthwise_quads_avx2, true,      interleave_planes_avx2};
+                              depthwise_quads_avx2, true,      interleave_planes_avx2, nullptr};
   return k;
 }
 
@@ -323,19 +399,7 @@ namespace {
 // VEX code runs only on CPUs with AVX-VNNI, which the project's test machines lack, so it is checked
 // on the machine that runs it, once, before it is used.
 bool avx_vnni_passes_self_check() {
-  static const bool passes = [] {
-    constexpr int64_t m = 7, k = 64, n = 20;
-    std::vector<uint8_t> a(m * k);
-    std::vector<int8_t> b(k * n);
-    for (size_t i = 0; i < a.size(); ++i) a[i] = static_cast<uint8_t>(i * 37 + 11);
-    for (size_t i = 0; i < b.size(); ++i) b[i] = static_cast<int8_t>(static_cast<uint8_t>(i * 101 + 7));
-    std::vector<int8_t> packed(static_cast<size_t>(packed_b_u8s8_size(k, n)));
-    pack_b_u8s8(b.data(), k, n, packed.data());
-    std::vector<int32_t> want(m * n), got(m * n);
-    gemm_u8s8_scalar(a.data(), m, k, packed.data(), n, want.data(), n);
-    avx_vnni_kernels().gemm_u8s8(a.data(), m, k, packed.data(), n, got.data(), n);
-    return want == got;
-  }();
+  static const bool passes = gemm_u8s8_matches_scalar(avx_vnni_kernels().gemm_u8s8, 7, 64, 20);
   return passes;
 }
 
@@ -348,6 +412,10 @@ const KernelSet& kernel_set(Isa isa) {
 #if defined(QNNPY_X86_SIMD)
     case Isa::Avx2: return avx2_kernels();
     case Isa::Avx512Vnni: return avx512_vnni_kernels();
+    case Isa::AmxModel: return amx_model_kernels();
+#endif
+#if defined(QNNPY_AMX_KERNELS)
+    case Isa::Amx: return amx_kernels();
 #endif
 #if defined(QNNPY_AVXVNNI_KERNELS)
     case Isa::AvxVnni: return avx_vnni_kernels();

@@ -21,8 +21,11 @@ constexpr int64_t kTorchVectorBlock = 64;
 // add, max/average pools on zmm: src/kernels/avx512, kept where measured faster).
 // AvxVnni: the AVX2 set with the u8 x s8 GEMM and the depthwise quads on vpdpbusd over ymm
 // (src/kernels/avxvnni), for CPUs with AVX-VNNI and no AVX-512 (Intel Alder Lake and later cores).
+// Amx: the Avx512Vnni set with the u8 x s8 GEMM on Intel AMX tiles (tdpbusd; src/kernels/amx), for
+// Xeons from Sapphire Rapids on. AmxModel: the same GEMM driver on a software model of the tiles, over
+// the best other x86 set; for tests (it runs on any x86-64 CPU, slowly), never chosen automatically.
 // NeonDot: the NEON kernels with the GEMM on sdot (the Armv8.2 dot-product extension).
-enum class Isa { Scalar, Avx2, Avx512Vnni, AvxVnni, Neon, NeonDot };
+enum class Isa { Scalar, Avx2, Avx512Vnni, AvxVnni, Amx, AmxModel, Neon, NeonDot };
 
 bool cpu_has_avx2();      // false off x86-64
 // AVX-512 F/BW/VL and VNNI reported by cpuid, and the zmm state enabled by the OS (xgetbv); false off x86-64.
@@ -30,13 +33,21 @@ bool cpu_has_avx512_vnni();
 // AVX-VNNI (vpdpbusd on ymm, VEX-encoded) reported by cpuid, with AVX2 and the ymm state; false off x86-64.
 bool cpu_has_avx_vnni();
 bool cpu_has_neon_dot();  // Linux: HWCAP_ASIMDDP; macOS: hw.optional.arm.FEAT_DotProd; false off AArch64
-// The ISA to use: QNNPY_ISA=scalar|avx2|avxvnni|avx512vnni|neon|neon_dot forces one; otherwise the
-// best the CPU runs among those built for its architecture (avx512vnni, avxvnni, avx2 or scalar;
-// neon_dot or neon). avxvnni runs on CPUs with AVX-VNNI or with AVX-512 VNNI (its EVEX encoding).
+// Why the amx set cannot run here ("" where it can): it needs AMX-TILE and AMX-INT8 (cpuid leaf 7 edx
+// bits 24, 25), AVX-512 VNNI, the tile state enabled by the OS (XCR0 bits 17, 18) and Linux's grant of
+// the tile data to this process (arch_prctl ARCH_REQ_XCOMP_PERM, asked once, process-wide).
+std::string amx_unavailable_reason();
+bool cpu_has_amx();  // amx_unavailable_reason() is ""
+// The ISA to use: QNNPY_ISA=scalar|avx2|avxvnni|avx512vnni|amx|amx_model|neon|neon_dot forces one;
+// otherwise the best the CPU runs among those built for its architecture (amx, avx512vnni, avxvnni,
+// avx2 or scalar; neon_dot or neon). avxvnni runs on CPUs with AVX-VNNI or with AVX-512 VNNI (its
+// EVEX encoding). amx and avxvnni are checked against the scalar GEMM at their first use.
 Isa default_isa();
-Isa parse_isa(const std::string& name);  // "scalar", "avx2", "avxvnni", "avx512vnni", "neon", "neon_dot" or "auto"
+// "scalar", "avx2", "avxvnni", "avx512vnni", "amx", "amx_model", "neon", "neon_dot" or "auto"
+Isa parse_isa(const std::string& name);
 const char* isa_name(Isa isa);
-// The SIMD ISAs of this build that this CPU runs (those parse_isa admits): avx2, avxvnni, avx512vnni; neon, neon_dot.
+// The SIMD ISAs of this build that this CPU runs (those parse_isa admits, amx_model aside): avx2,
+// avxvnni, avx512vnni, amx; neon, neon_dot.
 std::vector<Isa> runnable_simd_isas();
 
 // B (k x n int16, row-major) packed for gemm_s16: n padded to kGemmNR columns,
@@ -74,6 +85,11 @@ struct RequantParams {
             fixed ? fixed_multiplier + j : nullptr, fixed ? fixed_shift + j : nullptr};
   }
 };
+
+// A requantization kernel (KernelSet::requantize): rows of m x n accumulators ld_acc apart into rows
+// of out ld_out apart.
+using RequantizeKernel = void (*)(const int32_t* acc, int64_t m, int64_t n, int64_t ld_acc, const RequantParams& p,
+                                  uint8_t* out, int64_t ld_out);
 
 // Element-wise add of two quantized tensors, each dequantized to float.
 struct AddFloatParams {
@@ -240,8 +256,7 @@ struct WinogradOutput {
 struct KernelSet {
   // c[m][j] = sum_k a[m][k] * b[k][j]; a is m x kp int16 (kp even), b packed by pack_b.
   void (*gemm_s16)(const int16_t* a, int64_t m, int64_t kp, const int16_t* b_packed, int64_t n, int32_t* c, int64_t ldc);
-  void (*requantize)(const int32_t* acc, int64_t m, int64_t n, int64_t ld_acc, const RequantParams& p, uint8_t* out,
-                     int64_t ld_out);
+  RequantizeKernel requantize;
   // One output row of a depthwise conv over raw 8-bit NHWC input (see DepthwiseRow):
   // acc[ox][c] = sum over taps t = (ky, kx) of x[ky * dh][ox * sw + kx * dw][c] * w_t[c],
   // weights in pairs of taps as packed by pack_depthwise_pairs.
@@ -304,12 +319,20 @@ struct KernelSet {
   // dst[p * c + ch] = planes[ch * plane_stride + p] for p < pixels, ch < c: c planes of bytes side by
   // side as pixels (NCHW to NHWC: the quantize node's blocks, runtime/ops/quantize_ops.cpp).
   void (*interleave_planes)(const uint8_t* planes, int64_t plane_stride, int64_t pixels, int64_t c, uint8_t* dst);
+  // gemm_u8s8_runs with the requantization fused (null in the sets without it): each block of
+  // accumulators, while in cache, is requantized by `requantize` (the set's own, passed by the caller)
+  // with p (columns from 0) into rows of out, ld_out bytes apart, instead of stored as int32 for a
+  // later pass. The results equal gemm_u8s8_runs followed by requantize.
+  void (*gemm_u8s8_runs_requantized)(const U8RowRuns& a, int64_t m, const int8_t* b_packed, int64_t n,
+                                     const RequantParams& p, RequantizeKernel requantize, uint8_t* out,
+                                     int64_t ld_out);
 };
 
 const KernelSet& kernel_set(Isa isa);
 const KernelSet& scalar_kernels();
 const KernelSet& avx2_kernels();         // x86-64 builds with QNNPY_SIMD only
 const KernelSet& avx512_vnni_kernels();  // the AVX2 set with its AVX-512 kernels swapped in; x86-64 builds only
+const KernelSet& amx_model_kernels();    // the AMX GEMM on the tile model over the best other set; x86-64 builds only
 const KernelSet& neon_kernels();         // AArch64 builds with QNNPY_SIMD only
 const KernelSet& neon_dot_kernels();     // AArch64 builds with QNNPY_SIMD only
 
