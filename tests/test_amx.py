@@ -1,5 +1,5 @@
 """The amx kernel set: its selection where the CPU and OS allow it, its refusal elsewhere, and its GEMM driver
-(tiling, packing, edges) on whole models through the software model of the tiles
+(tiling, packing, edges, fused requantization) on whole models through the software model of the tiles
 (amx_model), which runs on any x86-64 CPU, against the scalar kernels at every intermediate, bit for bit.
 
 The same driver on the AMX instructions is checked by these tests only on a CPU with AMX-INT8 (elsewhere they skip,
@@ -75,3 +75,13 @@ def test_whole_models_on_the_amx_gemm_equal_the_scalar_kernels(small_models, pro
         for value, a in want.intermediates.items():
             np.testing.assert_array_equal(a, got.intermediates[value], err_msg=f"{name} {value} ({profile}, {isa})")
         np.testing.assert_array_equal(want.quantized, got.quantized, err_msg=name)
+
+
+def test_the_amx_sets_fuse_the_requantization_into_every_u8s8_gemm(small_models):
+    module, x = small_models["resnet18"]
+    executor = _core.Executor(module.graph, "fbgemm", "amx_model", 1)
+    executor.run([x], False)
+    kernels = [k for k in executor.node_kernels() if k]
+    assert kernels.count("gemm_u8s8_columns_requantized") == 1  # conv1: 7x7 over 3 channels
+    assert kernels.count("gemm_u8s8_runs_requantized") == 19  # the other convs read in place
+    assert kernels.count("gemm_u8s8_requantized") == 1  # fc

@@ -344,13 +344,14 @@ WindowColumns window_columns_of_rows(const KernelSet& k, const uint8_t* x, const
   return {columns, column_row, pixel};
 }
 
-// Rows [r0, r1) of the implicit-GEMM conv into c (rows r - r0, leading dimension ldc), columns
-// [j0, j1): per image, the task pads the input rows its output rows read (zx at the border,
-// as im2col_u8 places it), or copies their window columns, points each output pixel at its
-// window there and runs gemm_u8s8_runs, which reads each kernel row's kw * cin bytes in place
-// (or the window's columns as one run).
+// Rows [r0, r1) of the implicit-GEMM conv: per image, the task pads the input rows its output rows
+// read (zx at the border, as im2col_u8 places it), or copies their window columns, points each
+// output pixel at its window there and calls gemm(A, s0, s1) for its rows [s0, s1), which runs
+// gemm_u8s8_runs (or its fused form): each kernel row's kw * cin bytes read in place (or the
+// window's columns as one run).
+template <class Gemm>
 void gemm_rows_in_place(const KernelSet& k, const uint8_t* x, const ConvGeometry& g, const PreparedLayer& L, int64_t r0,
-                        int64_t r1, int64_t j0, int64_t j1, int32_t* c, int64_t ldc) {
+                        int64_t r1, Gemm gemm) {
   const int64_t wp = g.w + 2 * L.pw, pixels = g.oh * g.ow, row_bytes = wp * g.cin;
   const int64_t window = (L.kh - 1) * L.dh + 1;  // padded rows read by one output row
   // gemm_u8s8_runs reads up to 3 bytes past a window's last run (kernels.h, U8RowRuns).
@@ -377,9 +378,7 @@ void gemm_rows_in_place(const KernelSet& k, const uint8_t* x, const ConvGeometry
         rows[r - s0] = padded + (oy * L.sh - py0) * row_bytes + ox * L.sw * g.cin;
       }
     }
-    const int64_t kq = L.runs() * L.run_len;
-    k.gemm_u8s8_runs(U8RowRuns{rows, L.runs(), L.run_len, L.dh * row_bytes}, s1 - s0, L.runs_b() + j0 * kq, j1 - j0,
-                     c + (s0 - r0) * ldc, ldc);
+    gemm(U8RowRuns{rows, L.runs(), L.run_len, L.dh * row_bytes}, s0, s1);
     s0 = s1;
   }
 }
@@ -417,6 +416,9 @@ const char* run_gemm(const OpArgs& a, const PreparedLayer& L, const std::vector<
   const int64_t blocks_per_chunk = (blocks + col_chunks - 1) / col_chunks;
   const int64_t tasks = row_chunks * col_chunks;
   const bool pointwise = L.pointwise() && L.kq == L.k;
+  // The requantization fused into the u8 x s8 GEMM (KernelSet::gemm_u8s8_runs_requantized) where the set
+  // has it, the output is 8-bit and no clamped-off excess must reach the accumulators first.
+  const bool fused = u8s8 && !out.to_float && u8_in.excess.empty() && a.k.gemm_u8s8_runs_requantized != nullptr;
   parallel_chunks(tasks, threads, [&](int64_t task, int) {
     const int64_t r0 = task / col_chunks * chunk_rows, r1 = std::min(rows, r0 + chunk_rows);
     const int64_t j0 = task % col_chunks * blocks_per_chunk * kGemmNR;
@@ -424,10 +426,22 @@ const char* run_gemm(const OpArgs& a, const PreparedLayer& L, const std::vector<
     if (j0 >= j1 || r0 >= r1) return;
     uint8_t* abuf = in_place ? nullptr
                              : thread_scratch<uint8_t, 0>(static_cast<size_t>(chunk_rows * row_len * (u8s8 ? 1 : 2)));
-    int32_t* cbuf = thread_scratch<int32_t, 0>(static_cast<size_t>(chunk_rows * cpg)) + j0;
+    int32_t* cbuf = fused ? nullptr : thread_scratch<int32_t, 0>(static_cast<size_t>(chunk_rows * cpg)) + j0;
     for (int64_t grp = 0; grp < L.groups; ++grp) {
+      const int64_t c0 = grp * cpg + j0;
+      // Rows [s0, s1) of A (U8RowRuns) times the columns [j0, j1) of b: into cbuf, or requantized into the output.
+      auto u8s8_gemm = [&](const U8RowRuns& ar, int64_t s0, int64_t s1, const int8_t* b) {
+        if (fused) {
+          a.k.gemm_u8s8_runs_requantized(ar, s1 - s0, b, j1 - j0, L.requant(c0, true), a.k.requantize,
+                                         out.q + s0 * L.cout + c0, L.cout);
+        } else {
+          a.k.gemm_u8s8_runs(ar, s1 - s0, b, j1 - j0, cbuf + (s0 - r0) * cpg, cpg);
+        }
+      };
       if (in_place) {  // one group
-        gemm_rows_in_place(a.k, u8_in.clamped, g, L, r0, r1, j0, j1, cbuf, cpg);
+        const int8_t* b = L.runs_b() + j0 * L.runs() * L.run_len;
+        gemm_rows_in_place(a.k, u8_in.clamped, g, L, r0, r1,
+                           [&](const U8RowRuns& ar, int64_t s0, int64_t s1) { u8s8_gemm(ar, s0, s1, b); });
         add_excess(u8_in, g, L, grp, r0, r1, j0, j1, cbuf, cpg);
       } else if (u8s8) {
         const uint8_t* rows_u8 = abuf;
@@ -436,18 +450,26 @@ const char* run_gemm(const OpArgs& a, const PreparedLayer& L, const std::vector<
         } else {
           im2col_u8(u8_in.clamped, g, L, grp, r0, r1, abuf);
         }
-        a.k.gemm_u8s8(rows_u8, r1 - r0, L.kq, L.packed_b_u8s8.data() + grp * per_group + j0 * L.kq, j1 - j0, cbuf,
-                      cpg);
-        add_excess(u8_in, g, L, grp, r0, r1, j0, j1, cbuf, cpg);
+        const int8_t* b = L.packed_b_u8s8.data() + grp * per_group + j0 * L.kq;
+        if (fused) {
+          const uint8_t** ar = thread_scratch<const uint8_t*, 2>(static_cast<size_t>(r1 - r0));
+          for (int64_t i = 0; i < r1 - r0; ++i) ar[i] = rows_u8 + i * L.kq;
+          u8s8_gemm(U8RowRuns{ar, 1, L.kq, 0}, r0, r1, b);
+        } else {
+          a.k.gemm_u8s8(rows_u8, r1 - r0, L.kq, b, j1 - j0, cbuf, cpg);
+          add_excess(u8_in, g, L, grp, r0, r1, j0, j1, cbuf, cpg);
+        }
       } else {
         int16_t* a16 = reinterpret_cast<int16_t*>(abuf);
         im2col_s16(x.data(), sgn, g, L, grp, r0, r1, a16);
         a.k.gemm_s16(a16, r1 - r0, L.kp, L.packed_b.data() + grp * per_group + j0 * L.kp, j1 - j0, cbuf, cpg);
       }
-      store(a, L, cbuf, r0, r1, grp * cpg + j0, j1 - j0, cpg, u8s8, out);
+      if (!fused) store(a, L, cbuf, r0, r1, c0, j1 - j0, cpg, u8s8, out);
     }
   });
+  if (in_place && fused) return L.window_columns ? "gemm_u8s8_columns_requantized" : "gemm_u8s8_runs_requantized";
   if (in_place) return L.window_columns ? "gemm_u8s8_columns" : "gemm_u8s8_runs";
+  if (fused) return "gemm_u8s8_requantized";
   return u8s8 ? "gemm_u8s8" : "gemm_s16";
 }
 

@@ -19,7 +19,8 @@ namespace qnnpy {
 // cannot saturate its int16 pair sums (its rows read in place for convs where the kernel
 // set can, im2col copies otherwise), exact int16 otherwise. Returns the kernel used:
 // "depthwise_quads", "depthwise", "winograd", "gemm_u8s8_runs" (rows in place, a run per kernel row),
-// "gemm_u8s8_columns" (one run of window columns), "gemm_u8s8" or "gemm_s16". `spatial`: a
+// "gemm_u8s8_columns" (one run of window columns), "gemm_u8s8" or "gemm_s16", the u8 x s8 ones with
+// "_requantized" where the kernel set fused the requantization into the GEMM. `spatial`: a
 // conv2d node (NCHW input), otherwise a linear one (rows of the logical shape's last axis, also
 // for a rank-4 input, which the runtime stores NHWC).
 // With `to_float` (a layer prepared by prepare_float_output_layer), the accumulators are not
