@@ -1,8 +1,10 @@
 """The kernels form: a Relax module whose nodes call qnnpy's own integer kernels.
 
-Each node of the QDQModule becomes one destination-passing call
-``R.call_dps_packed("qnnpy.kernels.run_node", (spec, inputs...), out_ty=...)`` of the
-kernel library ``libqnnpy_tvm_kernels.so`` (``src/tvm_kernels/``). ``spec`` is a uint8
+Each node of the QDQModule becomes one call
+``R.call_pure_packed("qnnpy.kernels.call_node", spec, inputs..., sinfo_args=...)`` of the
+kernel library ``libqnnpy_tvm_kernels.so`` (``src/tvm_kernels/``), which returns the node's
+output as a tensor owning the runtime's output buffer; the call that reads it takes that
+buffer over, so activations pass from call to call without copies. ``spec`` is a uint8
 constant describing the node (op, attributes, qparams, weights, profile); the library
 packs a node's weights on its first call and reuses them on every later call.
 Intermediate 8-bit rank-4 tensors are NHWC, the runtime's storage order, so no layout
@@ -26,7 +28,7 @@ if TYPE_CHECKING:
     from qnnpy.module import QDQModule
 
 _LIBRARY_NAME = "libqnnpy_tvm_kernels.so"
-_RUN_NODE = "qnnpy.kernels.run_node"
+_CALL_NODE = "qnnpy.kernels.call_node"
 
 
 def kernel_library_path() -> str:
@@ -92,7 +94,7 @@ def to_kernel_relax(module: "QDQModule", profile: str = "int32_bias") -> Any:
                 args = [relax.const(np.frombuffer(bytes(spec), dtype=np.uint8))]
                 args += [env[value_id[name]] for name in node["inputs"]]
                 out_ty = relax.TensorType([int(d) for d in shape], str(dtype))
-                env[value_id[node["output"]]] = bb.emit(relax.call_dps_packed(_RUN_NODE, args, out_ty=out_ty),
+                env[value_id[node["output"]]] = bb.emit(relax.op.call_pure_packed(_CALL_NODE, *args, ty_args=out_ty),
                                                         name_hint=node["output"])
             outputs = [_to_logical(bb, env[i], values[i]) for i in module.graph.outputs]
             result = bb.emit_output(outputs[0] if len(outputs) == 1 else relax.Tuple(outputs))

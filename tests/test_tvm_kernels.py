@@ -8,6 +8,7 @@ import shutil
 import subprocess
 import sys
 import textwrap
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -115,12 +116,62 @@ def test_quantized_rank4_output_is_returned_nchw():
         assert np.array_equal(got, model(x).int_repr().numpy())
 
 
-def test_calls_are_destination_passing_with_nhwc_intermediates(resnet18_module):
+def test_every_node_is_one_call_with_nhwc_intermediates(resnet18_module):
     text = tvm_kernel_form.to_kernel_relax(resnet18_module).script()
-    calls = text.count('R.call_dps_packed("qnnpy.kernels.run_node"')
+    calls = text.count('R.call_pure_packed("qnnpy.kernels.call_node"')
     assert calls == len(resnet18_module.nodes())
     assert "R.nn.conv2d" not in text and "R.quantize" not in text
     assert "R.Tensor((1, 32, 32, 64), dtype=\"uint8\")" in text  # conv1's output, NHWC
+
+
+def _spec_tensors(graph: _core.Graph, profile: str) -> list:
+    calls = tvm.get_global_func("qnnpy.kernels.split_graph")(bytes(graph.serialize()), profile)
+    return [tvm.runtime.tensor(np.frombuffer(bytes(call[0]), dtype=np.uint8)) for call in calls]
+
+
+def test_call_node_outputs_pass_between_calls_unchanged():
+    """call_node returns tensors owning the node's output storage, which a call reading one takes over for the
+    time of the call (src/tvm_kernels/owned_tensors.h): a tensor read by two calls in turn, twice by one call
+    (add(q, q): the second input is copied, the first is lent), by the destination-passing run_node, and
+    after being read, holds the same bytes; every result equals the runtime's."""
+    tvm_kernel_form.load_kernel_library()
+    call_node = tvm.get_global_func("qnnpy.kernels.call_node")
+    run_node = tvm.get_global_func("qnnpy.kernels.run_node")
+    g = _core.Graph()
+    q = g.add_node("quantize", [g.add_input("x", [1, 4, 5, 6])], "q", "q", "uint8", 0.05, 100)
+    doubled = g.add_node("add", [q, q], "add", "add", "uint8", 0.1, 90, ints={"relu": [0]})
+    g.mark_output(g.add_node("dequantize", [doubled], "dq", "dq", "float32"))
+    x = np.random.default_rng(3).standard_normal((1, 4, 5, 6)).astype(np.float32) * 3
+    _, want = _core.Executor(g, "int32_bias", "", 1).run([x], True)
+    quantize, add, dequantize = _spec_tensors(g, "int32_bias")
+    q_out = call_node(quantize, tvm.runtime.tensor(x))
+    q_bytes = q_out.numpy().copy()
+    assert np.array_equal(q_bytes.transpose(0, 3, 1, 2), want["q"])  # NHWC storage
+    first = call_node(add, q_out, q_out)
+    second = call_node(add, q_out, q_out)
+    into = tvm.runtime.tensor(np.zeros(q_bytes.shape, np.uint8))
+    run_node(add, q_out, q_out, into)
+    for got in (first, second, into):
+        assert np.array_equal(got.numpy().transpose(0, 3, 1, 2), want["add"])
+    assert np.array_equal(q_out.numpy(), q_bytes)
+    assert np.array_equal(call_node(dequantize, first).numpy(), want["dq"])
+
+
+def test_concurrent_runs_of_one_module_agree(mobilenet_v2_module):
+    """Four threads run one compiled module at once, each on a virtual machine of its own (a TVM VM runs one
+    call at a time): the nodes, prepared once, are shared, each run's intermediates are its own tensors."""
+    runner = tvm_kernel_form.build(mobilenet_v2_module, profile="fbgemm")
+    xs = [x.numpy() for x in zoo.calibration_data(4, 1, (3, 64, 64), seed=11)]
+    want = [mobilenet_v2_module.run(x, profile="fbgemm").dequantized for x in xs]
+
+    def run(x: np.ndarray) -> np.ndarray:
+        vm = tvm.relax.VirtualMachine(runner.executable, tvm.cpu())
+        return [vm["main"](tvm.runtime.tensor(x)).numpy() for _ in range(3)]
+
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        for got, w in zip(pool.map(run, xs), want):
+            for g in got:
+                assert np.array_equal(g, w)
 
 
 def test_weights_are_packed_once(resnet18_module):

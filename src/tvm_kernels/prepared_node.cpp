@@ -20,7 +20,7 @@ void check_spec_tensor(const tvm::ffi::Tensor& t) {
   const DLTensor* d = t.GetDLTensorPtr();
   if (d->ndim != 1 || d->dtype.code != kDLUInt || d->dtype.bits != 8 || d->dtype.lanes != 1 ||
       d->device.device_type != kDLCPU) {
-    throw std::invalid_argument("qnnpy.kernels.run_node: argument 0 must be the node spec, a 1-D uint8 CPU tensor");
+    throw std::invalid_argument("qnnpy.kernels: argument 0 must be the node spec, a 1-D uint8 CPU tensor");
   }
 }
 

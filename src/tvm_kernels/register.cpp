@@ -1,8 +1,11 @@
 // qnnpy's integer kernels as TVM global functions (tvm-ffi).
 //
-// Calling convention: one function, qnnpy.kernels.run_node, runs every node, in
-// destination-passing style:
-//     run_node(spec, input_0, ..., input_k, output)
+// Calling convention: one function runs every node, in either of two styles:
+//     output = call_node(spec, input_0, ..., input_k)     (what the kernels form calls)
+//     run_node(spec, input_0, ..., input_k, output)       (destination-passing)
+// call_node returns a new tensor that owns the node's output storage, and a call that reads such a tensor
+// takes its storage over for the time of the call (owned_tensors.h), so activations pass between calls
+// without copies; run_node copies its output into the caller's tensor. Other tensors are copied in.
 // `spec` is the node's description (node_spec.h), a uint8 constant of the Relax module:
 // op, attributes, qparams, weights and profile. The first call with a spec tensor
 // decodes it and packs the weights (prepared_node.h); every later call finds the
@@ -28,6 +31,7 @@
 
 #include "ir/serialize.h"
 #include "tvm_kernels/graph_split.h"
+#include "tvm_kernels/owned_tensors.h"
 #include "tvm_kernels/prepared_node.h"
 #include "tvm_kernels/tensor_io.h"
 
@@ -55,40 +59,76 @@ auto as_value_error(Fn fn) -> decltype(fn()) {
 }
 
 // Errors name the function, the node (op and PyTorch source) and the argument.
-[[noreturn]] void fail(const Node& n, const std::string& argument, const std::exception& e) {
-  throw std::invalid_argument("qnnpy.kernels.run_node: " + n.op + " (" + n.source + ") " + argument + " " + e.what());
+[[noreturn]] void fail(const Node& n, const char* function, const std::string& argument, const std::exception& e) {
+  throw std::invalid_argument(std::string(function) + ": " + n.op + " (" + n.source + ") " + argument + " " + e.what());
 }
 
+// The prepared node of args[0] after checking that args holds it and its `inputs` input tensors.
+std::shared_ptr<const PreparedNode> node_of(ffi::PackedArgs args, int outputs, const char* function) {
+  if (args.size() < 1 + outputs) throw std::invalid_argument(std::string(function) + ": too few arguments");
+  auto spec = args[0].try_cast<ffi::Tensor>();
+  if (!spec) throw std::invalid_argument(std::string(function) + ": argument 0 must be the node spec tensor");
+  auto node = prepared_node(*spec);
+  const Node& n = node->spec.node();
+  if (static_cast<size_t>(args.size()) != n.inputs.size() + 1 + outputs) {
+    throw std::invalid_argument(std::string(function) + ": " + n.op + " (" + n.source + "): " +
+                                std::to_string(n.inputs.size()) + " input(s)" + (outputs ? " and an output" : "") +
+                                " expected, got " + std::to_string(args.size() - 1) + " tensor(s)");
+  }
+  return node;
+}
+
+// Runs the node on its input tensors args[1..]: each taken over where it is a tensor of call_node's
+// (owned_tensors.h), else copied. Its output is left in values[n.output].
+void run_inputs(const PreparedNode& node, ffi::PackedArgs args, std::vector<Buffer>& values, const char* function) {
+  const Graph& g = node.spec.graph;
+  const Node& n = node.spec.node();
+  BorrowedInputs borrowed;
+  for (size_t i = 0; i < n.inputs.size(); ++i) {
+    Buffer& b = values[n.inputs[i]];
+    const DLTensor* t = args[i + 1].cast<DLTensor*>();
+    try {
+      if (!borrowed.take(t, g.value(n.inputs[i]), b)) read_tensor(t, g.value(n.inputs[i]), b);
+    } catch (const std::exception& e) {
+      fail(n, function, "input " + std::to_string(i), e);
+    }
+    b.torch_channels_last = node.spec.input_layouts[i].torch_channels_last;
+    b.torch_dense = node.spec.input_layouts[i].torch_dense;
+  }
+  const Value& out = g.value(n.output);
+  if (out.dtype != DType::Float32) {
+    values[n.output].q = output_storage(static_cast<size_t>(num_elements(out.shape)) * dtype_size(out.dtype));
+  }
+  node.runner.run(g, n, values, kernel_set(process_isa()), num_threads.load());
+  if (!borrowed.give_back()) throw std::logic_error(n.op + " (" + n.source + ") changed an input's storage");
+}
+
+// run_node(spec, inputs..., output): destination-passing, the output copied into the caller's tensor.
 void run_node(ffi::PackedArgs args, ffi::Any*) {
   as_value_error([&] {
-    if (args.size() < 2) throw std::invalid_argument("qnnpy.kernels.run_node(spec, inputs..., output): too few arguments");
-    auto spec = args[0].try_cast<ffi::Tensor>();
-    if (!spec) throw std::invalid_argument("qnnpy.kernels.run_node: argument 0 must be the node spec tensor");
-    const auto node = prepared_node(*spec);
-    const Graph& g = node->spec.graph;
+    constexpr const char* kName = "qnnpy.kernels.run_node";
+    const auto node = node_of(args, 1, kName);
     const Node& n = node->spec.node();
-    if (static_cast<size_t>(args.size()) != n.inputs.size() + 2) {
-      throw std::invalid_argument("qnnpy.kernels.run_node: " + n.op + " (" + n.source + "): " +
-                                  std::to_string(n.inputs.size()) + " input(s) and an output expected, got " +
-                                  std::to_string(args.size() - 1) + " tensor(s)");
-    }
-    std::vector<Buffer> values(g.values().size());
-    for (size_t i = 0; i < n.inputs.size(); ++i) {
-      Buffer& b = values[n.inputs[i]];
-      try {
-        read_tensor(args[i + 1].cast<DLTensor*>(), g.value(n.inputs[i]), b);
-      } catch (const std::exception& e) {
-        fail(n, "input " + std::to_string(i), e);
-      }
-      b.torch_channels_last = node->spec.input_layouts[i].torch_channels_last;
-      b.torch_dense = node->spec.input_layouts[i].torch_dense;
-    }
-    node->runner.run(g, n, values, kernel_set(process_isa()), num_threads.load());
+    std::vector<Buffer> values(node->spec.graph.values().size());
+    run_inputs(*node, args, values, kName);
     try {
-      write_tensor(values[n.output], g.value(n.output), args[args.size() - 1].cast<DLTensor*>());
+      write_tensor(values[n.output], node->spec.graph.value(n.output), args[args.size() - 1].cast<DLTensor*>());
     } catch (const std::exception& e) {
-      fail(n, "output", e);
+      fail(n, kName, "output", e);
     }
+  });
+}
+
+// call_node(spec, inputs...) -> output: the output is a new tensor owning the node's output storage, which
+// the next call that reads it takes over without a copy (owned_tensors.h).
+void call_node(ffi::PackedArgs args, ffi::Any* result) {
+  as_value_error([&] {
+    constexpr const char* kName = "qnnpy.kernels.call_node";
+    const auto node = node_of(args, 0, kName);
+    const Node& n = node->spec.node();
+    std::vector<Buffer> values(node->spec.graph.values().size());
+    run_inputs(*node, args, values, kName);
+    *result = owning_tensor(std::move(values[n.output]), node->spec.graph.value(n.output));
   });
 }
 
@@ -118,6 +158,7 @@ TVM_FFI_STATIC_INIT_BLOCK() {
   namespace refl = tvm::ffi::reflection;
   refl::GlobalDef()
       .def_packed("qnnpy.kernels.run_node", qnnpy::run_node)
+      .def_packed("qnnpy.kernels.call_node", qnnpy::call_node)
       .def("qnnpy.kernels.split_graph", qnnpy::split_graph_calls)
       .def("qnnpy.kernels.set_num_threads", qnnpy::set_num_threads)
       .def("qnnpy.kernels.num_threads", [] { return static_cast<int64_t>(qnnpy::num_threads.load()); })

@@ -6,7 +6,6 @@
 #include "tvm_kernels/graph_split.h"
 
 namespace qnnpy {
-namespace {
 
 DLDataType dl_dtype(DType t) {
   switch (t) {
@@ -18,6 +17,8 @@ DLDataType dl_dtype(DType t) {
   }
   return {kDLOpaqueHandle, 0, 0};
 }
+
+namespace {
 
 bool compact(const DLTensor* t) {
   if (!t->strides) return true;

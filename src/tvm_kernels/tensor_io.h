@@ -9,6 +9,8 @@
 
 namespace qnnpy {
 
+// DLPack's data type of a dtype.
+DLDataType dl_dtype(DType t);
 // Fills `b` (f for float32 values, q otherwise) from `t`, which must have the value's
 // dtype and storage shape (graph_split.h); std::invalid_argument names the value otherwise.
 void read_tensor(const DLTensor* t, const Value& v, Buffer& b);
