@@ -1,40 +1,47 @@
-"""Single-image latency: qnnpy integer runtime vs PyTorch fbgemm vs PyTorch qnnpack.
+"""Single-image latency: qnnpy against every PyTorch path this machine has, the fastest of them the peer.
 
-Run: .venv/bin/python -P benchmarks/bench_latency.py [--runs 15] [--out benchmarks/RESULTS.md] [--avx2 | --avxvnni]
+Run: .venv/bin/python -P benchmarks/bench_latency.py [--runs 15] [--threads 1 2] [--save | --save-to DIR]
+     [--also-isa avx512vnni] [--no-pt2e] [--no-tvm] [--models resnet18 mobilenet_v2] [--avx2 | --avxvnni]
 
---avx2 runs every contender on its AVX2 code: qnnpy's avx2 kernel set (QNNPY_ISA), FBGEMM's AVX2
-kernels (FBGEMM_ENABLE_INSTRUCTIONS) and ATen's (ATEN_CPU_CAPABILITY), the way an AVX2-only CPU
-would, on a CPU that has more; it is not a measurement of an AVX2-only CPU. --avxvnni does the same
-with qnnpy on its avxvnni set (vpdpbusd on ymm), as on a CPU with AVX-VNNI and no AVX-512, where
-FBGEMM (whose instruction sets are AVX2 and AVX-512 variants) runs its AVX2 kernels.
+Contenders, per model (torchvision ResNet-18 and MobileNetV2, weights=None, 1x3x224x224) and thread count:
+qnnpy's runtime (fbgemm profile, its default kernels: amx, avx512vnni, ...; --also-isa adds another set), the
+TVM kernels form of the same module where TVM and the kernel library are installed, PyTorch eager under each
+quantized engine the build has among fbgemm, onednn and x86 (each on a model quantized for it), and PT2E
+(X86InductorQuantizer) + torch.compile with freezing (benchmarks/pytorch_paths.py). All of one thread count run
+in one process, interleaved round by round; medians. The headline is qnnpy's runtime over the fastest PyTorch
+path, per model and thread count. Also: the load average, the register-only ceilings of the u8 x s8
+instructions, and for 1 thread qnnpy's time per kernel kind and its slowest layers against the ceiling of the
+kernel each used.
 
-All figures come from one process and one run: medians of repeated forwards at
-1x3x224x224 (all contenders interleaved round by round), ratios against PyTorch
-measured in the same run, 2-thread scaling, the
-load average while measuring, time per kernel kind, and per-layer GMAC/s of the
-slowest convs against the measured ceiling of the kernel each used (register-only
-loops: vpdpbusd on zmm for gemm_u8s8 and depthwise_quads under the avx512vnni kernels, on ymm
-under avxvnni, vpmaddubsw + vpmaddwd + vpaddd for them under avx2, vpmaddwd + vpaddd for gemm_s16 and
-depthwise).
+--save writes benchmarks/results/<cpu>.json and this CPU's section of benchmarks/RESULTS.md (speed_table.py
+makes the README's table from the JSON files); --save-to DIR writes both into DIR instead (the device script).
+--avx2 runs every contender on its AVX2 code: qnnpy's avx2 kernel set (QNNPY_ISA), FBGEMM's AVX2 kernels
+(FBGEMM_ENABLE_INSTRUCTIONS) and ATen's (ATEN_CPU_CAPABILITY), the way an AVX2-only CPU would, on a CPU that has
+more; it is not a measurement of an AVX2-only CPU. --avxvnni does the same with qnnpy on its avxvnni set.
 """
 from __future__ import annotations
 
 import argparse
 import collections
-import copy
+import datetime
 import os
 import platform
 import statistics
 import sys
 import time
 import warnings
+from pathlib import Path
 from typing import Callable
 
 import numpy as np
 import torch
 
 import qnnpy
-from qnnpy import _core, zoo
+from qnnpy import _core
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import latency_results  # noqa: E402
+from pytorch_paths import PyTorchPaths  # noqa: E402
 
 
 # The variables that put each contender on its AVX2 code (--avx2; --avxvnni sets QNNPY_ISA=avxvnni).
@@ -51,7 +58,8 @@ def cpu_model() -> str:
             fields.setdefault(key.strip(), value.strip())
     except OSError:
         return platform.processor() or "unknown"
-    flags = [f for f in ("avx2", "avx512f", "avx512_vnni", "avx_vnni", "asimddp") if f in fields.get("flags", "").split()]
+    flags = [f for f in ("avx2", "avx512f", "avx512_vnni", "avx_vnni", "amx_tile", "amx_int8", "asimddp")
+             if f in fields.get("flags", "").split()]
     name = fields.get("model name", platform.processor() or "unknown")
     return f"{name} (family {fields.get('cpu family', '?')} model {fields.get('model', '?')}; {' '.join(flags) or 'no SIMD flags'})"
 
@@ -99,40 +107,50 @@ def load_average() -> str:
     return "/".join(f"{v:.2f}" for v in os.getloadavg())
 
 
-def bench_model(name: str, model: torch.nn.Module, runs: int, peaks: dict[str, float]) -> list[str]:
-    x = torch.randn(1, 3, 224, 224, generator=torch.Generator().manual_seed(0))
-    module = qnnpy.from_torch(model, (x,))
-    xn = x.numpy()
-    torch.backends.quantized.engine = "qnnpack"
-    qnnpack_model = copy.deepcopy(model)
-    lines = [f"### {name}", ""]
-    rows = []
-    load_before = load_average()
-    def engine(name: str) -> Callable[[], None]:
-        return lambda: setattr(torch.backends.quantized, "engine", name)
+MODELS = {"resnet18": "ResNet-18", "mobilenet_v2": "MobileNetV2"}
 
-    for threads in (1, 2):
-        torch.set_num_threads(threads)
-        with torch.no_grad():
-            t = interleaved_medians({
-                "fbgemm": (engine("fbgemm"), lambda: model(x)),
-                "qnnpack": (engine("qnnpack"), lambda: qnnpack_model(x)),
-                "ours": (engine("fbgemm"), lambda: module.run(xn, profile="fbgemm", threads=threads)),
-                "ours_i32": (engine("fbgemm"), lambda: module.run(xn, profile="int32_bias", threads=threads)),
-            }, runs)
-        rows.append((threads, t["ours"], t["ours_i32"], t["fbgemm"], t["qnnpack"]))
-    torch.backends.quantized.engine = "fbgemm"
-    lines.append(f"Load average (1/5/15 min) before: {load_before}, after: {load_average()}.")
-    lines.append("")
-    lines.append("| threads | qnnpy fbgemm profile (ms) | qnnpy int32_bias (ms) | PyTorch fbgemm (ms) | PyTorch qnnpack (ms) | qnnpy / fbgemm | qnnpy / qnnpack |")
-    lines.append("|---|---|---|---|---|---|---|")
-    for threads, ours, ours_i32, fb, qn in rows:
-        lines.append(f"| {threads} | {ours:.2f} | {ours_i32:.2f} | {fb:.2f} | {qn:.2f} | {ours / fb:.2f}x | {ours_i32 / qn:.2f}x |")
-    lines.append("")
-    (_, ours1, _, fb1, _), (_, ours2, _, fb2, _) = rows
-    lines.append(f"2-thread speed-up: qnnpy {ours1 / ours2:.2f}x, PyTorch fbgemm {fb1 / fb2:.2f}x.")
-    lines.append("")
-    # Per-layer breakdown, single thread, fbgemm profile.
+
+def ceilings() -> dict[str, float]:
+    """GMAC/s of the register-only loops of one core (0 where the CPU or build has none)."""
+    return {"AVX2 u8 x s8 (vpmaddubsw)": _core.peak_u8s8_gmacs(0.5), "int16 (vpmaddwd)": _core.peak_madd_gmacs(0.5),
+            "vpdpbusd ymm": _core.peak_avxvnni_gmacs(0.5), "vpdpbusd zmm": _core.peak_vnni_gmacs(0.5),
+            "AMX tdpbusd": _core.peak_amx_gmacs(0.5)}
+
+
+def u8s8_ceiling(isa: str, peaks: dict[str, float]) -> float:
+    """The ceiling of the u8 x s8 kernels (GEMM, depthwise quads) of a kernel set."""
+    return {"amx": peaks["AMX tdpbusd"], "avx512vnni": peaks["vpdpbusd zmm"],
+            "avxvnni": peaks["vpdpbusd ymm"]}.get(isa, peaks["AVX2 u8 x s8 (vpmaddubsw)"])
+
+
+def kernels_form(module: qnnpy.QDQModule, xn: np.ndarray, notes: list[str]) -> Callable[[np.ndarray], object] | None:
+    """The TVM kernels form of the module (fbgemm profile), checked bit-identical to the runtime, or None."""
+    try:
+        from qnnpy import tvm_kernel_form
+        runner = tvm_kernel_form.build(module, profile="fbgemm")
+    except (ImportError, FileNotFoundError) as e:
+        notes.append(f"qnnpy kernels form: not run ({type(e).__name__}: {str(e).splitlines()[0]})")
+        return None
+    if not np.array_equal(runner(xn), module.run(xn, profile="fbgemm").dequantized):
+        raise AssertionError("the kernels form and the runtime differ")
+    return runner
+
+
+def qnnpy_contenders(module: qnnpy.QDQModule, xn: np.ndarray, threads: int, isas: list[str],
+                     kernels: Callable | None) -> dict[str, tuple[Callable[[], None], Callable[[], object]]]:
+    def run(isa: str) -> Callable[[], object]:
+        return lambda: module.run(xn, profile="fbgemm", threads=threads, isa=isa)
+
+    calls = {latency_results.QNNPY_RUNTIME: (lambda: None, run(isas[0]))}
+    calls.update({f"qnnpy runtime ({isa})": (lambda: None, run(isa)) for isa in isas[1:]})
+    if kernels is not None:
+        from qnnpy import tvm_kernel_form
+        calls["qnnpy kernels form"] = (lambda: tvm_kernel_form.set_num_threads(threads), lambda: kernels(xn))
+    return calls
+
+
+def layer_breakdown(name: str, module: qnnpy.QDQModule, xn: np.ndarray, runs: int, peaks: dict[str, float]) -> list[str]:
+    """qnnpy's single-thread time per kernel kind, and its ten slowest layers against their kernel's ceiling."""
     executor = _core.Executor(module.graph, "fbgemm", "", 1)
     per_node = []
     for _ in range(max(5, runs // 2)):
@@ -140,32 +158,54 @@ def bench_model(name: str, model: torch.nn.Module, runs: int, peaks: dict[str, f
         per_node.append(executor.node_seconds())
     kernels = executor.node_kernels()
     seconds = np.median(np.array(per_node), axis=0)
-    macs = conv_macs(module)
     nodes = module.nodes()
-    total = seconds.sum()
     by_kind = collections.defaultdict(lambda: [0.0, 0])
     for i, n in enumerate(nodes):
         kind = kernels[i] or n["op"]
         by_kind[kind][0] += seconds[i]
         by_kind[kind][1] += 1
-    lines.append(f"Single thread, per node (median of {len(per_node)} runs): total {total * 1e3:.2f} ms.")
-    lines.append("")
-    lines.append("| kernel / op | nodes | ms | share |")
-    lines.append("|---|---|---|---|")
+    total = seconds.sum()
+    lines = [f"{name}, qnnpy, 1 thread, per node (median of {len(per_node)} runs, `{_core.default_isa()}`): "
+             f"total {total * 1e3:.2f} ms.", "", "| kernel / op | nodes | ms | share |", "|---|---|---|---|"]
     for kind, (t, count) in sorted(by_kind.items(), key=lambda kv: -kv[1][0]):
         lines.append(f"| {kind} | {count} | {t * 1e3:.2f} | {t / total:.0%} |")
-    lines.append("")
-    lines.append("| layer | kernel | GMAC | ms | GMAC/s | % of the kernel's ceiling |")
-    lines.append("|---|---|---|---|---|---|")
+    lines += ["", "| layer | kernel | GMAC | ms | GMAC/s | % of the kernel's ceiling |", "|---|---|---|---|---|---|"]
+    macs = conv_macs(module)
+    u8s8_peak = u8s8_ceiling(_core.default_isa(), peaks)
     for i in sorted(macs, key=lambda i: -seconds[i])[:10]:
         rate = macs[i] / seconds[i] / 1e9
-        u8s8_peak = {"avx512vnni": peaks["vnni"], "avxvnni": peaks["avxvnni"]}.get(_core.default_isa(), peaks["u8s8"])
         u8s8 = kernels[i].startswith("gemm_u8s8") or kernels[i] == "depthwise_quads"
-        peak = u8s8_peak if u8s8 else peaks["s16"]
-        lines.append(f"| {nodes[i]['source']} | {kernels[i]} | {macs[i] / 1e9:.3f} | {seconds[i] * 1e3:.2f} | {rate:.1f} | "
-                     f"{rate / peak:.0%} |")
-    lines.append("")
-    return lines
+        peak = u8s8_peak if u8s8 else peaks["int16 (vpmaddwd)"]
+        lines.append(f"| {nodes[i]['source']} | {kernels[i]} | {macs[i] / 1e9:.3f} | {seconds[i] * 1e3:.2f} | "
+                     f"{rate:.1f} | {rate / peak:.0%} |")
+    return lines + [""]
+
+
+def bench_model(model: str, runs: int, thread_counts: list[int], isas: list[str], pt2e: bool, tvm: bool,
+                peaks: dict[str, float], notes: list[str]) -> tuple[dict[str, dict[str, float]], list[str], float]:
+    """{threads: {contender: median ms}}, the per-layer lines, and how long the kernels form took to build."""
+    x = torch.randn(1, 3, 224, 224, generator=torch.Generator().manual_seed(0))
+    xn = x.numpy()
+    paths = PyTorchPaths(model, x, pt2e)
+    # qnnpy converts the fbgemm-quantized eager model (its fbgemm profile equals that engine, bit for bit).
+    fbgemm = paths.eager.get("fbgemm") or next(iter(paths.eager.values()))
+    module = qnnpy.from_torch(fbgemm, (x,))
+    start = time.perf_counter()
+    kernels = kernels_form(module, xn, notes) if tvm else None
+    build_s = time.perf_counter() - start
+    if not tvm:
+        notes.append("qnnpy kernels form: not run (--no-tvm)")
+    result = {}
+    for threads in thread_counts:
+        contenders = qnnpy_contenders(module, xn, threads, isas, kernels)
+        for p in paths.contenders(threads):
+            contenders[p.name] = (lambda p=p: p.setup(threads), p.call)
+        print(f"[bench] {MODELS[model]}, {threads} thread(s): {', '.join(contenders)}", flush=True)
+        with torch.no_grad():
+            result[str(threads)] = interleaved_medians(contenders, runs)
+        print(f"[bench] {result[str(threads)]}", flush=True)
+    notes += [f"{MODELS[model]}: {note}" for note in paths.notes]
+    return result, layer_breakdown(MODELS[model], module, xn, runs, peaks), build_s
 
 
 def write_report(lines: list[str], out: str | None) -> None:
@@ -178,9 +218,18 @@ def write_report(lines: list[str], out: str | None) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=15)
-    parser.add_argument("--out", default=None, help="write the markdown report here as well")
+    parser.add_argument("--threads", type=int, nargs="+", default=[1, 2])
+    parser.add_argument("--models", nargs="+", default=list(MODELS), choices=list(MODELS))
+    parser.add_argument("--also-isa", action="append", default=[],
+                        help="time qnnpy's runtime on this kernel set too (e.g. avx512vnni next to amx)")
+    parser.add_argument("--no-pt2e", action="store_true", help="leave out PT2E + torch.compile")
+    parser.add_argument("--no-tvm", action="store_true", help="leave out the TVM kernels form")
+    save = parser.add_mutually_exclusive_group()
+    save.add_argument("--save", action="store_true",
+                      help="write benchmarks/results/<cpu>.json and this CPU's section of benchmarks/RESULTS.md")
+    save.add_argument("--save-to", type=Path, help="write <cpu>.json and RESULTS.md into this folder instead")
     isa = parser.add_mutually_exclusive_group()
     isa.add_argument("--avx2", action="store_true", help="run qnnpy, FBGEMM and ATen on their AVX2 code")
     isa.add_argument("--avxvnni", action="store_true",
@@ -192,21 +241,34 @@ def main() -> None:
             # FBGEMM and ATen read their variables once, at their first call: start again with them set.
             os.execve(sys.executable, [sys.executable, "-P", *sys.argv], dict(os.environ, **env))
     warnings.filterwarnings("ignore")
-    peaks = {"u8s8": _core.peak_u8s8_gmacs(0.5), "s16": _core.peak_madd_gmacs(0.5),
-             "vnni": _core.peak_vnni_gmacs(0.5), "avxvnni": _core.peak_avxvnni_gmacs(0.5)}
+    peaks = ceilings()
+    try:
+        import tvm
+        tvm_version = tvm.__version__
+    except ImportError:
+        tvm_version = None
     forced = ", ".join(f"{k}={os.environ[k]}" for k, _ in AVX2_ENV if k in os.environ)
-    lines = ["# Benchmarks", "", f"CPU: {cpu_model()} ({_core.default_isa()} kernels), torch {torch.__version__}, "
-             f"median of {args.runs} interleaved rounds after 3 warm-up runs, input 1x3x224x224"
-             f"{'; kernels forced: ' + forced if forced else ''}.", "",
-             f"Ceilings measured here (register-only loops, one core): {peaks['u8s8']:.1f} GMAC/s for u8 x s8 "
-             f"(vpmaddubsw + vpmaddwd + vpaddd), {peaks['s16']:.1f} GMAC/s for int16 (vpmaddwd + vpaddd), "
-             f"{peaks['vnni']:.1f} GMAC/s for u8 x s8 with AVX-512 VNNI (vpdpbusd on zmm; 0: not available), "
-             f"{peaks['avxvnni']:.1f} GMAC/s for the avxvnni set (vpdpbusd on ymm; 0: not available).", ""]
-    for name, build in (("ResNet-18", lambda: zoo.quantized_resnet18()), ("MobileNetV2", lambda: zoo.quantized_mobilenet_v2())):
-        print(f"[bench] {name}: building and calibrating", flush=True)
-        lines += bench_model(name, build(), args.runs, peaks)
-        print("\n".join(lines[-40:]), flush=True)
-    write_report(lines, args.out)
+    notes = [f"kernels forced: {forced}"] if forced else []
+    result = {"cpu": cpu_model(), "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+              "torch": torch.__version__, "tvm": tvm_version, "qnnpy_isa": _core.default_isa(), "runs": args.runs,
+              "input": "1x3x224x224", "ceilings_gmacs": peaks, "notes": notes, "models": {}, "layers": []}
+    result["cpu_key"] = latency_results.cpu_key(result["cpu"])
+    load_before = load_average()
+    isas = [_core.default_isa(), *[i for i in args.also_isa if i != _core.default_isa()]]
+    for model in args.models:
+        print(f"[bench] {MODELS[model]}: building the models", flush=True)
+        times, layers, build_s = bench_model(model, args.runs, args.threads, isas, not args.no_pt2e, not args.no_tvm,
+                                             peaks, notes)
+        result["models"][MODELS[model]] = times
+        result["layers"] += layers
+        if not args.no_tvm:
+            notes.append(f"{MODELS[model]}: qnnpy kernels form built in {build_s:.1f} s")
+    result["load_average"] = {"before": load_before, "after": load_average()}
+    print("\n".join(latency_results.markdown(result)))
+    if args.save or args.save_to:
+        folder = args.save_to or latency_results.RESULTS_DIR
+        print(f"[bench] wrote {latency_results.save(result, folder)}")
+        latency_results.update_results_md(result, folder / "RESULTS.md" if args.save_to else latency_results.RESULTS_MD)
 
 
 if __name__ == "__main__":
