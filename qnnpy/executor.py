@@ -1,10 +1,12 @@
 """The Python side of the C++ executor (``src/runtime``): runs a module's graph in int8/int32 arithmetic.
 
-``isa`` selects ``"scalar"``, ``"avx2"``, ``"avxvnni"`` or ``"avx512vnni"`` (x86-64; the VNNI sets:
+``isa`` selects ``"scalar"``, ``"avx2"``, ``"avxvnni"``, ``"avx512vnni"`` or ``"amx"`` (x86-64; the VNNI sets:
 the AVX2 set with the u8 x s8 GEMM and depthwise kernels on ``vpdpbusd``, over ymm for ``avxvnni``,
-zmm for ``avx512vnni``), ``"neon"`` or ``"neon_dot"`` (AArch64) kernels; by default the best the CPU
-runs (on x86-64 AVX-512 VNNI, else AVX-VNNI, else AVX2; on AArch64 NEON, with sdot when the CPU has
-the dot-product extension), unless the environment variable ``QNNPY_ISA`` names one.
+zmm for ``avx512vnni``; ``amx``: the avx512vnni set with the GEMM on AMX tiles; ``"amx_model"``, its GEMM on
+a software model of the tiles, is for tests), ``"neon"`` or ``"neon_dot"`` (AArch64) kernels; by default the
+best the CPU runs (on x86-64 AMX, else AVX-512 VNNI, else AVX-VNNI, else AVX2; on AArch64 NEON, with sdot when
+the CPU has the dot-product extension), unless the environment variable ``QNNPY_ISA`` names one
+(``docs/kernels.md``).
 Profiles are described in :mod:`qnnpy.profiles`.
 """
 from __future__ import annotations

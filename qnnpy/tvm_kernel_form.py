@@ -62,7 +62,7 @@ def set_num_threads(threads: int) -> None:
 
 
 def kernel_isa() -> str:
-    """The kernels the library runs in this process: "avx512vnni", "avxvnni", "avx2" or "scalar"
+    """The kernels the library runs in this process: "amx", "avx512vnni", "avxvnni", "avx2" or "scalar"
     (``QNNPY_ISA``, read at its first call)."""
     return str(_global("qnnpy.kernels.isa")())
 
