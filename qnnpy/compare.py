@@ -82,6 +82,8 @@ def _ordered_float_bits(a: np.ndarray) -> np.ndarray:
 
 def _difference(ours: np.ndarray, theirs: torch.Tensor) -> np.ndarray:
     """|ours - theirs| in quantization steps; for a float tensor (a float op's output) in float32 ulps."""
+    if not theirs.is_floating_point() and not theirs.is_quantized:  # int64 / bool values: exact or not
+        return np.abs(ours.astype(np.int64) - theirs.detach().numpy().astype(np.int64))
     if not theirs.is_quantized:
         return np.abs(_ordered_float_bits(ours) - _ordered_float_bits(theirs.detach().numpy()))
     return np.abs(ours.astype(np.int64) - theirs.int_repr().numpy().astype(np.int64))
@@ -116,7 +118,7 @@ def _reference_feed(module: QDQModule, values: dict[str, Any]) -> dict[str, np.n
             continue
         array = theirs.detach().int_repr().numpy() if theirs.is_quantized else theirs.detach().numpy()
         if str(array.dtype) == info["dtype"] and tuple(array.shape) == tuple(info["shape"]):
-            feed[info["name"]] = np.ascontiguousarray(array)
+            feed[info["name"]] = np.asarray(array, order="C")
     return feed
 
 

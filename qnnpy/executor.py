@@ -23,8 +23,8 @@ from qnnpy.profiles import check_profile
 class RunOutput:
     """One output of a run: its integer values (in the integer dtype of the graph, uint8 or int8) and their
     dequantized values. An output computed in float (a dynamic quantized linear's, a PT2E float head) has no
-    integer form: ``quantized`` is None and ``dequantized`` holds the output; so for an index input (int64 /
-    int32) returned as an output, ``dequantized`` holds its values unchanged."""
+    integer form: ``quantized`` is None and ``dequantized`` holds the output; so for an int64 / int32 / bool
+    output (indices, a mask), ``dequantized`` holds its values unchanged."""
 
     quantized: np.ndarray | None
     dequantized: np.ndarray
@@ -112,7 +112,7 @@ class Executor:
     @staticmethod
     def _integer_and_real(out: np.ndarray, scale: float | None, zero_point: int | None,
                           dtype: np.dtype | None) -> RunOutput:
-        if (out.dtype == np.float32 and (scale is None or dtype is None)) or out.dtype in (np.int64, np.int32):
+        if (out.dtype == np.float32 and (scale is None or dtype is None)) or out.dtype in (np.int64, np.int32, np.bool_):
             return RunOutput(None, out)
         if out.dtype == np.float32:
             # Exact: |q - zp| <= 255, so the float round trip cannot cross a rounding boundary.

@@ -1,4 +1,4 @@
-"""The arrays a graph's inputs take: float32, or int64 / int32 indices (embedding lookups)."""
+"""The arrays a graph's inputs take: float32, int64 / int32 indices (embedding lookups) or bool masks."""
 from __future__ import annotations
 
 from typing import Sequence
@@ -28,6 +28,8 @@ def input_arrays(graph: _core.Graph, inputs: Sequence[np.ndarray]) -> list[np.nd
             raise ValueError(f"input '{name}' takes a real numeric array, got {type(x).__name__} of {a.dtype}")
         if dtype.kind == "i" and a.dtype.kind not in "iu":
             raise ValueError(f"input '{name}' takes {dtype} indices, got an array of {a.dtype}")
-        arrays.append(np.ascontiguousarray(a, dtype=dtype))
+        if dtype.kind == "b" and a.dtype.kind != "b":
+            raise ValueError(f"input '{name}' takes a bool mask, got an array of {a.dtype}")
+        arrays.append(np.asarray(a, dtype=dtype, order="C"))  # rank 0 stays rank 0 (ascontiguousarray makes it 1-D)
     arrays.extend(np.asarray(x) for x in inputs[len(names):])  # too many: the core names the count
     return arrays

@@ -13,6 +13,7 @@ import torch
 
 import qnnpy
 from qnnpy import _core
+from core_aten_cases import all_samples, sample_graph
 from dynamic_models import dynamic_cases
 from embedding_models import embedding_cases
 from pt2e_models import inputs, pt2e
@@ -42,6 +43,8 @@ def _test_models():
     models["dynamic_transformer"] = qnnpy.from_torch(dynamic_encoder(), (transformer_inputs(1)[0],))
     models["dynamic_float_arithmetic"] = qnnpy.from_torch(dynamic_float_arithmetic(), (torch.randn(2, 16),))
     models["pt2e_torch_encoder_layer"] = qnnpy.from_torch(pt2e_torch_encoder_layer("x86"), (transformer_inputs(1)[0],))
+    # A sample of every Core ATen op qnnpy converts (tests/core_aten_cases.py): the float ops of the opset.
+    models["core_aten_samples"] = qnnpy.from_torch(*sample_graph(all_samples()))
     return models
 
 

@@ -79,7 +79,7 @@ class TVMRunner:
         self._device = tvm.cpu()
         self._vm = relax.VirtualMachine(self.executable, self._device)
         params = {} if bind_params else module.params
-        self._params = [tvm.runtime.tensor(np.ascontiguousarray(a), self._device) for a in params.values()]
+        self._params = [tvm.runtime.tensor(np.asarray(a, order="C"), self._device) for a in params.values()]
         self._bound = bind_params
         self._graph = module.graph
 
