@@ -225,6 +225,11 @@ def capture_pt2e(model: torch.fx.GraphModule, example_inputs: tuple[torch.Tensor
             return env[alias.get(a.args[0], a.args[0])]
         return env[a]
 
+    def attribute(old: torch.fx.Node) -> str:
+        """The attribute holding a constant node's value: its name, unless a GraphModule has that attribute (a
+        folded ``to`` would shadow Module.to)."""
+        return f"{old.name}_constant" if hasattr(torch.fx.GraphModule, old.name) else old.name
+
     def call(old: torch.fx.Node, target: Any, args: tuple, kwargs: dict) -> torch.fx.Node:
         return graph.create_node("call_function", functional(target), args, kwargs, name=old.name)
 
@@ -244,11 +249,11 @@ def capture_pt2e(model: torch.fx.GraphModule, example_inputs: tuple[torch.Tensor
             graph.output(torch.fx.map_arg(n.args[0], mapped))
         elif n.op == "get_attr" or (n in constant and n.target not in WEIGHT_DEQUANTIZE):
             # A constant (scales, biases, folded weights): a get_attr of its recorded value.
-            attributes[n.name] = values[n]
-            env[n] = record(graph.get_attr(n.name), n, values[n])
+            attributes[attribute(n)] = values[n]
+            env[n] = record(graph.get_attr(attribute(n)), n, values[n])
         elif n.target in WEIGHT_DEQUANTIZE and n in constant:
-            attributes[n.name] = _quantized_weight(n, values)
-            env[n] = record(graph.get_attr(n.name), n, attributes[n.name])
+            attributes[attribute(n)] = _quantized_weight(n, values)
+            env[n] = record(graph.get_attr(attribute(n)), n, attributes[attribute(n)])
         elif n in islands:
             activation, q = islands[n]
             value = _quantized_activation(q, values)

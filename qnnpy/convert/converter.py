@@ -43,8 +43,13 @@ def _outputs(arg: Any) -> list[tuple[str, torch.fx.Node]]:
             continue
         if not isinstance(leaf, torch.fx.Node):
             raise ConversionError(f"model output {leaf!r:.60} is not a tensor")
-        outputs.append((".".join(str(getattr(k, "key", getattr(k, "idx", k))) for k in path), leaf))
+        outputs.append((_path_name(path), leaf))
     return outputs
+
+
+def _path_name(path: tuple) -> str:
+    """A pytree key path as a dotted name: ("out",), (1, "logits") -> "out", "1.logits"."""
+    return ".".join(str(getattr(k, "key", getattr(k, "idx", getattr(k, "name", k)))) for k in path)
 
 
 def _has_names(arg: Any) -> bool:
@@ -257,11 +262,32 @@ def _front_end(model: torch.nn.Module, example_inputs: tuple[torch.Tensor, ...])
     except FxTracingError as fx_error:
         warnings.warn(f"{fx_error}; tracing {type(model).__name__} with torch.jit.trace(strict=False) on the example "
                       "inputs instead (its control flow is fixed to what those inputs take)", stacklevel=3)
+        wrapped = _TensorOutputs(model)
         try:
             with torch.no_grad():
-                traced = torch.jit.trace(model, example_inputs, strict=False, check_trace=False)
+                traced = torch.jit.trace(wrapped, example_inputs, strict=False, check_trace=False)
         except Exception as e:
             raise ConversionError(f"{fx_error}; torch.jit.trace failed too: {type(e).__name__}: {e}") from e
         captured = capture_torchscript(traced, example_inputs, known_ops=CONVERTERS)
         captured.kind = type(model).__name__
+        captured.output_names = wrapped.names
         return captured
+
+
+class _TensorOutputs(torch.nn.Module):
+    """``model`` returning the tensors of its output structure (a Hugging Face ``ModelOutput``, a dataclass, a dict
+    of tuples...) as a flat tuple, which torch.jit.trace takes; ``names`` records each one's path in the structure
+    after a call ("last_hidden_state", "past_key_values.0.0"), None for a plain tensor output."""
+
+    def __init__(self, model: torch.nn.Module):
+        super().__init__()
+        self.model = model
+        self.names: list[str] | None = None
+
+    def forward(self, *inputs: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        out = self.model(*inputs)
+        if isinstance(out, torch.Tensor):
+            return (out,)
+        leaves = [(path, leaf) for path, leaf in pytree.tree_flatten_with_path(out)[0] if isinstance(leaf, torch.Tensor)]
+        self.names = [_path_name(path) for path, _ in leaves]
+        return tuple(leaf for _, leaf in leaves)

@@ -308,6 +308,7 @@ def layer_converters() -> dict[Any, Converter]:
         _aten.convolution.default: convert_convolution,
         _aten.conv2d.default: convert_convolution,
         _aten.conv1d.default: convert_convolution,
+        _aten._convolution.default: convert_convolution,
         _aten.linear.default: convert_linear,
         _aten.mm.default: convert_matmul,
         _aten.bmm.default: convert_matmul,
