@@ -23,7 +23,7 @@ def _step(msg: str) -> float:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m qnnpy.demo", description=__doc__)
-    parser.add_argument("--out", default="artifacts/resnet18", help="folder for module.py, params.npz, graph.qnnpy")
+    parser.add_argument("--out", default="artifacts/resnet18", help="folder for graph.qnnpy and module.py")
     parser.add_argument("--inputs", type=int, default=16, help="number of generated inputs to compare on")
     args = parser.parse_args(argv)
     warnings.filterwarnings("ignore", category=UserWarning)
@@ -38,7 +38,7 @@ def main(argv: list[str] | None = None) -> int:
     print(module.summary())
     out = module.save(Path(args.out))
     form = tvm_bridge.default_form()
-    t = _step(f"  wrote {out}/module.py, params.npz, graph.qnnpy; compiling with TVM for llvm ({form} form, "
+    t = _step(f"  wrote {out}/graph.qnnpy and module.py; compiling with TVM for llvm ({form} form, "
               "profile fbgemm: the arithmetic of PyTorch's fbgemm engine)")
     runner = tvm_bridge.build(module, form=form, profile="fbgemm")
     _step(f"  compiled in {time.perf_counter() - t:.1f}s; running {len(inputs)} inputs in TVM and PyTorch")

@@ -1,4 +1,4 @@
-"""Errors raised by qnnpy's converters."""
+"""Errors raised by qnnpy's converters and file readers."""
 from __future__ import annotations
 
 
@@ -13,3 +13,7 @@ class UnsupportedOpsError(ConversionError):
         self.ops = ops
         lines = "\n".join(f"  - {path}: {name}" for path, name in ops)
         super().__init__(f"{len(ops)} unsupported op(s) in the model, none converted:\n{lines}")
+
+
+class InputFileError(Exception):
+    """A file that is missing, unreadable or does not hold what is needed."""
