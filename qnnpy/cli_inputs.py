@@ -1,4 +1,5 @@
-"""What the command line reads besides model files: shapes, counts, input arrays, and the input shape a model expects (for the message when --input-shape is wrong)."""
+"""What the command line reads besides model files: shapes, counts, input arrays; and the input shape a
+model expects, for the message when --input-shape is wrong."""
 from __future__ import annotations
 
 import argparse

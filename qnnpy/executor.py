@@ -73,9 +73,9 @@ class Executor:
 
     ``output_qparams`` are the (scale, zero_point) of each output, or of the integer
     tensor a float output was dequantized from (``QDQModule.output_qparams()``).
-    ``profile`` defaults to :func:`qnnpy.profiles.default_profile`; ``threads`` must be in [1, 256]. The graph is frozen: it can no longer be
-    extended (the executor keeps references into it). One executor runs one call at
-    a time; calls from several threads wait for each other.
+    ``profile`` defaults to :func:`qnnpy.profiles.default_profile`; ``threads`` must be in [1, 256].
+    The graph is frozen: it can no longer be extended (the executor keeps references into it). One
+    executor runs one call at a time; calls from several threads wait for each other.
     """
 
     def __init__(self, graph: _core.Graph, output_qparams: Sequence[tuple[float, int]],
