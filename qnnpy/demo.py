@@ -52,11 +52,12 @@ def main(argv: list[str] | None = None) -> int:
     for profile in report.layers:
         final = report.final(profile)
         exact_layers = sum(r.identical == r.total for r in report.layers[profile])
-        print(f"integer runtime, profile {profile:<10} vs PyTorch fbgemm: {exact_layers}/{len(report.layers[profile])} "
-              f"layers bit-identical; final output {final.identical}/{final.total} identical "
-              f"({final.fraction:.2%}), max {final.max_lsb} LSB")
-    _step(f"  done in {time.perf_counter() - t:.1f}s (profile int32_bias is the params' canonical meaning and "
-          "equals PyTorch's qnnpack engine; see README)")
+        role = "reproduces this engine" if profile == "fbgemm" else "another arithmetic, for information"
+        print(f"integer runtime, profile {profile:<11} ({role}) vs PyTorch fbgemm: {exact_layers}/"
+              f"{len(report.layers[profile])} layers bit-identical; final output {final.identical}/{final.total} "
+              f"identical ({final.fraction:.2%}), max {final.max_lsb} LSB")
+    _step(f"  done in {time.perf_counter() - t:.1f}s (int32_bias is the params' canonical meaning, qnnpack "
+          "PyTorch's qnnpack engine, fixed_point integer-only hardware: docs/run.md#profiles)")
     exact = agreement.identical == agreement.total and report.all_identical("fbgemm")
     return 0 if exact else 1
 
