@@ -311,3 +311,12 @@ def test_debug_prints_the_traceback(tmp_path, capsys):
     err = capsys.readouterr().err
     assert code == cli.EXIT_INPUT_FILE
     assert "Traceback (most recent call last)" in err
+
+
+def test_build_holds_back_tvms_scope_lines_unless_debug(files, tmp_path):
+    quiet = run_qnnpy("build", files["out"], "-o", tmp_path / "lib.so", "--form", "qdq")
+    assert quiet.returncode == 0, quiet.stderr
+    assert "Scope" not in quiet.stderr and "wrote" in quiet.stderr
+    loud = run_qnnpy("build", files["out"], "-o", tmp_path / "lib.so", "--form", "qdq", "--debug")
+    assert loud.returncode == 0, loud.stderr
+    assert "Warning: Scope Saving:" in loud.stderr  # what the filter drops is there to drop
