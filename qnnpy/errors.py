@@ -1,4 +1,4 @@
-"""Errors raised by qnnpy's converters."""
+"""Errors raised by qnnpy's converters and file readers."""
 from __future__ import annotations
 
 
@@ -14,3 +14,7 @@ class UnsupportedOpsError(ConversionError):
         self.ops = ops
         lines = "\n".join(f"  - {what}" if what.startswith(path) else f"  - {path}: {what}" for path, what in ops)
         super().__init__(f"{len(ops)} unsupported op(s) in the model, none converted:\n{lines}")
+
+
+class InputFileError(Exception):
+    """A file that is missing, unreadable or does not hold what is needed."""

@@ -302,7 +302,7 @@ def test_cli_compare_reads_index_inputs(cases, tmp_path, capsys):
                      "--profile", "fbgemm", "--no-tvm"])
     out = capsys.readouterr().out
     assert code == cli.EXIT_OK, out
-    assert "runtime profile fbgemm vs PyTorch fbgemm: 3/3 layers bit-identical" in out
+    assert "runtime profile fbgemm (required) vs PyTorch fbgemm: 3/3 layers bit-identical" in out
     code = cli.main(["compare", str(tmp_path / "model.pt"), str(tmp_path / "out"), "--no-tvm"])
     assert code == cli.EXIT_CONVERSION
     assert "the module's input takes int64 indices: give them with --inputs FILE.npy" in capsys.readouterr().err

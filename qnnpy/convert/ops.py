@@ -16,6 +16,7 @@ import numpy as np
 import torch
 import torch.ao.nn.intrinsic.quantized as nniq
 import torch.ao.nn.quantized as nnq
+import torch.ao.quantization.fx._decomposed  # noqa: F401  registers the quantized_decomposed ops named below
 import torch.fx
 import torch.nn.functional as F
 from torch import nn
