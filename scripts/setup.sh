@@ -39,7 +39,7 @@ if [ ! -x .venv/bin/python ]; then
   echo "[setup] creating .venv"
   "$PYTHON" -m venv .venv
 fi
-if ! .venv/bin/python -c "import torch, torchvision, tvm, pytest, xdist, nbclient, nbformat, ipykernel, matplotlib, sklearn, ai_edge_litert, atheris, torchao" 2>/dev/null; then
+if ! .venv/bin/python -c "import torch, torchvision, tvm, pytest, xdist, nbclient, nbformat, ipykernel, matplotlib, sklearn, ai_edge_litert, atheris, torchao, transformers" 2>/dev/null; then
   echo "[setup] installing pinned dependencies (torch, torchvision, apache-tvm, notebook and example tools)"
   pip_quiet install -r requirements-test.txt
 fi

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import torch
+import torch.ao.quantization.fx._decomposed  # noqa: F401  registers the quantized_decomposed ops
 import torch.fx
 
 _aten = torch.ops.aten
@@ -223,6 +224,25 @@ _add(_aten.upsample_bilinear2d.vec, f(1, 2, 3, 5), [7, 9], False, None)
 _add(_aten.upsample_bilinear2d.vec, f(1, 2, 3, 5), [7, 9], True, None)
 _add(_aten.upsample_bilinear2d.vec, f(1, 2, 3, 5), None, False, [2.0, 1.5])
 
+# --- scatters and orderings -------------------------------------------------------------
+_add(_aten.scatter.src, f(3, 5), 1, i64(3, 2, lo=0, hi=5, seed=1), f(3, 4, seed=2))
+_add(_aten.scatter.value, i64(3, 5), 0, i64(2, 5, lo=0, hi=3, seed=1), 7)
+_add(_aten.scatter_add.default, f(4, 3), 0, i64(6, 3, lo=0, hi=4, seed=1), f(6, 3, seed=2))
+_add(_aten.scatter_reduce.two, f(4, 3), 0, i64(6, 3, lo=0, hi=4, seed=1), f(6, 3, seed=2), "amax", include_self=False)
+_add(_aten.scatter_reduce.two, f(4, 3), 0, i64(6, 3, lo=0, hi=4, seed=1), f(6, 3, seed=2), "mean")
+_add(_aten.scatter_reduce.two, i64(4, 3), 1, i64(4, 5, lo=0, hi=3, seed=1), i64(4, 5, seed=2), "prod", include_self=False)
+_add(_aten.index_put.default, f(4, 5, 3), [None, i64(2, 2, lo=-5, hi=5, seed=1)], f(2, 1, 3, seed=2))
+_add(_aten.index_put.default, f(4, 5, 3), [i64(3, lo=0, hi=4, seed=1), i64(3, lo=0, hi=5, seed=2)], f(3, 3, seed=3),
+     True)
+_add(_aten.index_put.default, f(4, 5), [b(4, 5, seed=1)], f(1, seed=2))
+_add(_aten.slice_scatter.default, f(3, 8, 2), f(3, 3, 2, seed=1), 1, 1, 8, 3)
+_add(_aten.select_scatter.default, i64(3, 4), i64(4, seed=1), 0, -1)
+_add(_aten.sort.default, f(2, 3, 6), -1, True, part=0)
+_add(_aten.sort.default, i64(2, 7, lo=0, hi=4), 1, False, part=1)
+_add(_aten.sort.stable, f(5, 3), stable=True, dim=0, part=1)
+_add(_aten.topk.default, f(2, 9), 3, 1, True, True, part=0)
+_add(_aten.topk.default, f(2, 9, 2), 4, 1, False, True, part=1)
+
 # --- ops outside the Core ATen opset that exported graphs hold and qnnpy converts as they are ---
 _add(_aten.silu.default, f(2, 8, lo=-5, hi=5))
 _add(_aten.hardsigmoid.default, f(2, 8, lo=-5, hi=5))
@@ -254,6 +274,8 @@ _add(_aten.matmul.default, f(3, 4), f(4, seed=1))
 _add(_aten.matmul.default, f(4), f(2, 4, 5, seed=1))
 _add(_aten.conv2d.default, f(1, 3, 7, 7), f(4, 3, 3, 3, seed=1), f(4, seed=2), [1, 2], [1, 1], constant=(1, 2))
 _add(_aten.conv1d.default, f(1, 4, 9), f(6, 2, 3, seed=1), None, [1], [2], [1], 2, constant=(1,))
+_add(_aten._convolution.default, f(1, 3, 6, 6), f(4, 3, 3, 3, seed=1), f(4, seed=2), [1, 1], [1, 1], [1, 1], False,
+     [0, 0], 1, False, False, True, True, constant=(1, 2))
 _add(_aten.layer_norm.default, f(2, 3, 8), [8], f(8, seed=1), None, 1e-5, constant=(1,))
 _add(_aten.batch_norm.default, f(2, 3, 5), f(3, seed=1), None, f(3, seed=3), f(3, lo=0.5, hi=2, seed=4), False,
      0.1, 1e-3, False, constant=(1, 2, 3))
@@ -303,16 +325,7 @@ NOT_CONVERTED: dict[str, str] = {
     "col2im.default": "no float form yet",
     "diagonal.default": "no float form yet",
     "grid_sampler_2d.default": "no float form yet",
-    "index_put.default": "a scatter (writes values at computed positions); no float form yet",
     "masked_scatter.default": "a scatter with a data-dependent count of values; no float form yet",
-    "scatter.src": "a scatter (writes values at computed positions); no float form yet",
-    "scatter.value": "a scatter (writes values at computed positions); no float form yet",
-    "scatter_add.default": "a scatter (writes values at computed positions); no float form yet",
-    "scatter_reduce.two": "a scatter (writes values at computed positions); no float form yet",
-    "select_scatter.default": "a scatter (writes a slice into a copy); no float form yet",
-    "slice_scatter.default": "a scatter (writes a slice into a copy); no float form yet",
-    "sort.default": "no float form yet",
-    "topk.default": "no float form yet",
 }
 
 

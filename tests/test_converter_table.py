@@ -5,11 +5,11 @@ import inspect
 
 import pytest
 
-from qnnpy.convert import float_elementwise, float_layers, float_movement, float_reduce, ops
+from qnnpy.convert import float_elementwise, float_layers, float_movement, float_reduce, float_scatter, ops
 from qnnpy.convert.float_aten import FLOAT_TUPLE_OUTPUTS
 from qnnpy.convert.ops import CONVERTERS, AtenForm, OpForm
 
-_MODULES = (ops, float_elementwise, float_movement, float_reduce, float_layers)
+_MODULES = (ops, float_elementwise, float_movement, float_reduce, float_layers, float_scatter)
 
 
 def _converter_functions() -> dict[str, object]:

@@ -76,7 +76,7 @@ def fold_constants(gm: torch.fx.GraphModule, values: dict[str, Any]) -> None:
         if value.is_quantized or node.op == "call_module":
             continue
         name = _unique_attribute(gm, f"_folded_{node.name}")
-        setattr(gm, name, value)
+        gm.register_buffer(name, value, persistent=False)
         with gm.graph.inserting_before(node):
             folded = gm.graph.get_attr(name)
         folded.meta = dict(node.meta)
@@ -178,7 +178,7 @@ def _decompose(gm: torch.fx.GraphModule, node: torch.fx.Node, values: dict[str, 
                 continue
             if s.op == "get_attr":
                 name = _unique_attribute(gm, f"_{node.name}_{s.target}")
-                setattr(gm, name, getattr(sub, s.target))
+                gm.register_buffer(name, getattr(sub, s.target), persistent=False)
                 new = gm.graph.get_attr(name)
             else:
                 new = gm.graph.create_node(s.op, functional(s.target), torch.fx.map_arg(s.args, env.__getitem__),

@@ -74,6 +74,7 @@ std::vector<OpDef> float_unary_ops();  // float_unary.cpp
 std::vector<OpDef> float_binary_ops();  // float_binary.cpp
 std::vector<OpDef> float_movement_ops();  // float_movement.cpp
 std::vector<OpDef> float_reduce_ops();  // float_reduce.cpp
+std::vector<OpDef> float_scatter_ops();  // float_scatter.cpp
 std::vector<OpDef> embedding_ops();    // embedding.cpp
 
 }  // namespace qnnpy

@@ -60,15 +60,12 @@ std::vector<AxisMap> identity_maps(const Shape& in) {
   return maps;
 }
 
-size_t normalized_axis(int64_t axis, size_t rank) { return static_cast<size_t>(axis < 0 ? axis + static_cast<int64_t>(rank) : axis); }
+}  // namespace
 
-// An index along an axis of `size`: negative ones count from the end; others out of range throw.
 int64_t checked_index(const OpArgs& a, int64_t i, int64_t size) {
   if (i < -size || i >= size) a.fail("index " + std::to_string(i) + " is out of range for an axis of size " + std::to_string(size));
   return i < 0 ? i + size : i;
 }
-
-}  // namespace
 
 void run_float_reshape(const OpArgs& a) {
   a.out_buf().f = a.in_buf().f;
@@ -225,36 +222,49 @@ void run_float_gather(const OpArgs& a) {
   });
 }
 
-// Advanced indexing on consecutive axes: the index tensors, broadcast together, give one row of
-// the merged indexed axes each (sum_j index_j * stride_j); then a take of those rows.
-void run_float_index(const OpArgs& a) {
+MergedIndex merged_index(const OpArgs& a, size_t first) {
   const Shape& in = a.in(0).shape;
   std::vector<size_t> axes;
   for (int64_t axis : a.node.ints_attr("axes")) axes.push_back(normalized_axis(axis, in.size()));
-  int64_t outer = 1, extent = 1, inner = 1;
+  MergedIndex m;
   for (size_t d = 0; d < in.size(); ++d) {
-    (d < axes.front() ? outer : d > axes.back() ? inner : extent) *= in[d];
+    (d < axes.front() ? m.outer : d > axes.back() ? m.inner : m.extent) *= in[d];
   }
-  // The broadcast shape of the index tensors: the output's axes from axes.front() on, less the inner ones.
-  const Shape& out = a.out().shape;
-  const Shape indexed(out.begin() + axes.front(), out.end() - (in.size() - 1 - axes.back()));
-  std::vector<const Shape*> shapes;
-  for (size_t j = 1; j < a.node.inputs.size(); ++j) shapes.push_back(&a.in(j).shape);
+  Shape indexed;
+  for (size_t j = first; j < a.node.inputs.size(); ++j) {
+    const Shape& s = a.in(j).shape;
+    Shape b(std::max(indexed.size(), s.size()), 1);
+    for (size_t i = 0; i < b.size(); ++i) {
+      const int64_t di = i + indexed.size() >= b.size() ? indexed[i + indexed.size() - b.size()] : 1;
+      const int64_t ds = i + s.size() >= b.size() ? s[i + s.size() - b.size()] : 1;
+      b[i] = std::max(di, ds);
+    }
+    indexed = b;
+  }
+  m.indexed = indexed;
   const int64_t count = num_elements(indexed);
-  std::vector<int64_t> rows(static_cast<size_t>(count), 0);
-  int64_t stride = extent;
+  m.rows.assign(static_cast<size_t>(count), 0);
+  int64_t stride = m.extent;
   for (size_t j = 0; j < axes.size(); ++j) {
     stride /= in[axes[j]];
-    const std::vector<int64_t> s = broadcast_strides(*shapes[j], indexed.size());
-    const std::vector<int64_t>& index = a.in_buf(j + 1).idx;
+    const std::vector<int64_t> s = broadcast_strides(a.in(first + j).shape, indexed.size());
+    const std::vector<int64_t>& index = a.in_buf(first + j).idx;
     std::vector<int64_t> at(indexed.size(), 0);
     for (int64_t e = 0; e < count; ++e) {
       int64_t offset = 0;
       for (size_t d = 0; d < indexed.size(); ++d) offset += at[d] * s[d];
-      rows[e] += checked_index(a, index[offset], in[axes[j]]) * stride;
+      m.rows[e] += checked_index(a, index[offset], in[axes[j]]) * stride;
       for (size_t d = indexed.size(); d-- > 0 && ++at[d] == indexed[d];) at[d] = 0;
     }
   }
+  return m;
+}
+
+// Advanced indexing on consecutive axes: a take of the rows of the merged indexed axes.
+void run_float_index(const OpArgs& a) {
+  const MergedIndex m = merged_index(a, 1);
+  const int64_t outer = m.outer, extent = m.extent, inner = m.inner;
+  const std::vector<int64_t>& rows = m.rows;
   with_element_type(a.out().dtype, [&](auto zero) {
     using T = decltype(zero);
     const std::vector<T>& x = values_of<T>(a.in_buf(0));

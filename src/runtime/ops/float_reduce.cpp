@@ -8,8 +8,6 @@
 namespace qnnpy {
 namespace {
 
-size_t normalized_axis(int64_t axis, size_t rank) { return static_cast<size_t>(axis < 0 ? axis + static_cast<int64_t>(rank) : axis); }
-
 // For every input element in order, the offset of the output element it reduces into (the
 // reduced axes contribute nothing).
 std::vector<int64_t> reduction_targets(const Shape& in, const std::vector<int64_t>& axes) {

@@ -79,6 +79,11 @@ void for_each_broadcast(const Shape& out, const Shape* const (&ins)[N], F f) {
   }
 }
 
+// A possibly negative axis of a value of rank `rank`, made non-negative (the op's rule checked its range).
+inline size_t normalized_axis(int64_t axis, size_t rank) {
+  return static_cast<size_t>(axis < 0 ? axis + static_cast<int64_t>(rank) : axis);
+}
+
 // Row-major strides of a shape.
 inline std::vector<int64_t> row_strides(const Shape& s) {
   std::vector<int64_t> stride(s.size(), 1);
