@@ -126,8 +126,8 @@ def u8s8_ceiling(isa: str, peaks: dict[str, float]) -> float:
 def kernels_form(module: qnnpy.QDQModule, xn: np.ndarray, notes: list[str]) -> Callable[[np.ndarray], object] | None:
     """The TVM kernels form of the module (fbgemm profile), checked bit-identical to the runtime, or None."""
     try:
-        from qnnpy import tvm_kernel_form
-        runner = tvm_kernel_form.build(module, profile="fbgemm")
+        from qnnpy.tvm_bridge import kernel_form
+        runner = kernel_form.build(module, profile="fbgemm")
     except (ImportError, FileNotFoundError) as e:
         notes.append(f"qnnpy kernels form: not run ({type(e).__name__}: {str(e).splitlines()[0]})")
         return None
@@ -144,8 +144,8 @@ def qnnpy_contenders(module: qnnpy.QDQModule, xn: np.ndarray, threads: int, isas
     calls = {latency_results.QNNPY_RUNTIME: (lambda: None, run(isas[0]))}
     calls.update({f"qnnpy runtime ({isa})": (lambda: None, run(isa)) for isa in isas[1:]})
     if kernels is not None:
-        from qnnpy import tvm_kernel_form
-        calls["qnnpy kernels form"] = (lambda: tvm_kernel_form.set_num_threads(threads), lambda: kernels(xn))
+        from qnnpy.tvm_bridge import kernel_form
+        calls["qnnpy kernels form"] = (lambda: kernel_form.set_num_threads(threads), lambda: kernels(xn))
     return calls
 
 

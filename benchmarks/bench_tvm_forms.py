@@ -3,7 +3,7 @@
 Run: .venv/bin/python -P benchmarks/bench_tvm_forms.py [--runs 15] [--qdq-runs 3] [--out FILE]
 
 ResNet-18 and MobileNetV2 at 1x3x224x224, one thread, all in one process: PyTorch fbgemm,
-qnnpy's runtime and the kernels form (TVM calling qnnpy's kernels, tvm_kernel_form) under
+qnnpy's runtime and the kernels form (TVM calling qnnpy's kernels, qnnpy.tvm_bridge.kernel_form) under
 both profiles, medians of interleaved rounds, ratios measured in the same run. Each call is
 timed twice: wall time, and the CPU time of the calling thread (with one thread that is all
 the work, and other processes on a shared machine disturb it less). The float QDQ form and the
@@ -28,7 +28,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_latency import load_average  # noqa: E402
 
 import qnnpy  # noqa: E402
-from qnnpy import tvm_bridge, tvm_kernel_form, zoo  # noqa: E402
+from qnnpy import tvm_bridge, zoo  # noqa: E402
+from qnnpy.tvm_bridge import kernel_form  # noqa: E402
 
 
 def cpu_description() -> str:
@@ -80,7 +81,7 @@ def bench_model(name: str, model: torch.nn.Module, runs: int, qdq_runs: int) -> 
     compile_s = {}
     for profile in ("fbgemm", "int32_bias"):
         kernels[profile], compile_s[f"kernels form ({profile})"] = timed(
-            lambda: tvm_kernel_form.build(module, profile=profile))
+            lambda: kernel_form.build(module, profile=profile))
     qdq, compile_s["float QDQ form"] = timed(lambda: tvm_bridge.build(module, form="qdq"))
     integer, compile_s["integer form (int32_bias)"] = timed(
         lambda: tvm_bridge.build(module, form="integer", profile="int32_bias"))
@@ -137,7 +138,7 @@ def main() -> None:
     warnings.filterwarnings("ignore")
     torch.backends.quantized.engine = "fbgemm"
     torch.set_num_threads(1)
-    tvm_kernel_form.set_num_threads(1)
+    kernel_form.set_num_threads(1)
     lines = ["## TVM build forms, 1x3x224x224, 1 thread", "",
              f"CPU: {cpu_description()}; qnnpy kernels ISA: {qnnpy._core.default_isa()}; "
              f"{args.runs} interleaved rounds.", ""]

@@ -23,7 +23,7 @@ def _step(msg: str) -> float:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m qnnpy.demo", description=__doc__)
-    parser.add_argument("--out", default="artifacts/resnet18", help="folder for module.py, params.npz, graph.qnnpy")
+    parser.add_argument("--out", default="artifacts/resnet18", help="folder for graph.qnnpy and module.py")
     parser.add_argument("--inputs", type=int, default=16, help="number of generated inputs to compare on")
     args = parser.parse_args(argv)
     warnings.filterwarnings("ignore", category=UserWarning)
@@ -38,7 +38,7 @@ def main(argv: list[str] | None = None) -> int:
     print(module.summary())
     out = module.save(Path(args.out))
     form = tvm_bridge.default_form()
-    t = _step(f"  wrote {out}/module.py, params.npz, graph.qnnpy; compiling with TVM for llvm ({form} form, "
+    t = _step(f"  wrote {out}/graph.qnnpy and module.py; compiling with TVM for llvm ({form} form, "
               "profile fbgemm: the arithmetic of PyTorch's fbgemm engine)")
     runner = tvm_bridge.build(module, form=form, profile="fbgemm")
     _step(f"  compiled in {time.perf_counter() - t:.1f}s; running {len(inputs)} inputs in TVM and PyTorch")
@@ -52,11 +52,12 @@ def main(argv: list[str] | None = None) -> int:
     for profile in report.layers:
         final = report.final(profile)
         exact_layers = sum(r.identical == r.total for r in report.layers[profile])
-        print(f"integer runtime, profile {profile:<10} vs PyTorch fbgemm: {exact_layers}/{len(report.layers[profile])} "
-              f"layers bit-identical; final output {final.identical}/{final.total} identical "
-              f"({final.fraction:.2%}), max {final.max_lsb} LSB")
-    _step(f"  done in {time.perf_counter() - t:.1f}s (profile int32_bias is the params' canonical meaning and "
-          "equals PyTorch's qnnpack engine; see README)")
+        role = "reproduces this engine" if profile == "fbgemm" else "another arithmetic, for information"
+        print(f"integer runtime, profile {profile:<11} ({role}) vs PyTorch fbgemm: {exact_layers}/"
+              f"{len(report.layers[profile])} layers bit-identical; final output {final.identical}/{final.total} "
+              f"identical ({final.fraction:.2%}), max {final.max_lsb} LSB")
+    _step(f"  done in {time.perf_counter() - t:.1f}s (int32_bias is the params' canonical meaning, qnnpack "
+          "PyTorch's qnnpack engine, fixed_point integer-only hardware: docs/run.md#profiles)")
     exact = agreement.identical == agreement.total and report.all_identical("fbgemm")
     return 0 if exact else 1
 

@@ -1,4 +1,4 @@
-"""Errors raised by qnnpy's converters."""
+"""Errors raised by qnnpy's converters and file readers."""
 from __future__ import annotations
 
 
@@ -7,9 +7,14 @@ class ConversionError(ValueError):
 
 
 class UnsupportedOpsError(ConversionError):
-    """One or more ops have no converter. ``ops`` lists ``(path, op_name)`` of each."""
+    """Ops qnnpy cannot convert, every one of them at once. ``ops`` lists ``(path, what)`` of each: its module
+    path in the model, the op and why."""
 
     def __init__(self, ops: list[tuple[str, str]]):
         self.ops = ops
-        lines = "\n".join(f"  - {path}: {name}" for path, name in ops)
+        lines = "\n".join(f"  - {what}" if what.startswith(path) else f"  - {path}: {what}" for path, what in ops)
         super().__init__(f"{len(ops)} unsupported op(s) in the model, none converted:\n{lines}")
+
+
+class InputFileError(Exception):
+    """A file that is missing, unreadable or does not hold what is needed."""

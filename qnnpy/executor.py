@@ -18,15 +18,15 @@ import numpy as np
 
 from qnnpy import _core
 from qnnpy.graph_inputs import input_arrays
-from qnnpy.profiles import check_profile
+from qnnpy.profiles import resolve_profile
 
 
 @dataclass
 class RunOutput:
     """One output of a run: its integer values (in the integer dtype of the graph, uint8 or int8) and their
     dequantized values. An output computed in float (a dynamic quantized linear's, a PT2E float head) has no
-    integer form: ``quantized`` is None and ``dequantized`` holds the output; so for an index input (int64 /
-    int32) returned as an output, ``dequantized`` holds its values unchanged."""
+    integer form: ``quantized`` is None and ``dequantized`` holds the output; so for an int64 / int32 / bool
+    output (indices, a mask), ``dequantized`` holds its values unchanged."""
 
     quantized: np.ndarray | None
     dequantized: np.ndarray
@@ -75,19 +75,19 @@ class Executor:
 
     ``output_qparams`` are the (scale, zero_point) of each output, or of the integer
     tensor a float output was dequantized from (``QDQModule.output_qparams()``).
-    ``threads`` must be in [1, 256]. The graph is frozen: it can no longer be
-    extended (the executor keeps references into it). One executor runs one call at
-    a time; calls from several threads wait for each other.
+    ``profile`` defaults to :func:`qnnpy.profiles.default_profile`; ``threads`` must be in [1, 256].
+    The graph is frozen: it can no longer be extended (the executor keeps references into it). One
+    executor runs one call at a time; calls from several threads wait for each other.
     """
 
     def __init__(self, graph: _core.Graph, output_qparams: Sequence[tuple[float, int]],
-                 profile: str = "int32_bias", isa: str | None = None, threads: int = 1):
+                 profile: str | None = None, isa: str | None = None, threads: int = 1):
         self._output_qparams = list(output_qparams)
         self._output_dtypes = output_integer_dtypes(graph)
         if len(self._output_qparams) != len(self._output_dtypes):
             raise ValueError(f"{len(self._output_qparams)} output qparams given for {len(self._output_dtypes)} outputs")
         self._graph = graph
-        self._executor = _core.Executor(graph, check_profile(profile), isa or "", check_threads(threads))
+        self._executor = _core.Executor(graph, resolve_profile(profile), isa or "", check_threads(threads))
 
     @property
     def profile(self) -> str:
@@ -114,7 +114,7 @@ class Executor:
     @staticmethod
     def _integer_and_real(out: np.ndarray, scale: float | None, zero_point: int | None,
                           dtype: np.dtype | None) -> RunOutput:
-        if (out.dtype == np.float32 and (scale is None or dtype is None)) or out.dtype in (np.int64, np.int32):
+        if (out.dtype == np.float32 and (scale is None or dtype is None)) or out.dtype in (np.int64, np.int32, np.bool_):
             return RunOutput(None, out)
         if out.dtype == np.float32:
             # Exact: |q - zp| <= 255, so the float round trip cannot cross a rounding boundary.

@@ -16,6 +16,8 @@ from pathlib import Path
 
 import torch
 
+from qnnpy.errors import InputFileError
+
 TORCHSCRIPT = "torchscript"
 PICKLED_MODULE = "pickled module"
 EXPORTED_PROGRAM = "torch.export program"
@@ -24,10 +26,6 @@ EXPORTED_PROGRAM = "torch.export program"
 # What reading a damaged zip's directory raises: besides BadZipFile, a record name that is not
 # UTF-8 raises UnicodeDecodeError and an unknown zip version NotImplementedError (Python's zipfile.py).
 ZIP_READ_ERRORS = (OSError, zipfile.BadZipFile, UnicodeDecodeError, NotImplementedError)
-
-
-class InputFileError(Exception):
-    """A file that is missing, unreadable or does not hold what is needed."""
 
 
 @dataclass

@@ -10,9 +10,12 @@ import numpy as np
 
 from qnnpy import _core
 from qnnpy.executor import Executor, RunResult, check_threads
+from qnnpy.optional_tvm import parse_script
+from qnnpy.profiles import resolve_profile
 
 _SCRIPT_FILE = "module.py"
-_PARAMS_FILE = "params.npz"
+# Written beside the graph file (the params a second time) by earlier versions; still checked when present.
+_LEGACY_PARAMS_FILE = "params.npz"
 _GRAPH_FILE = "graph.qnnpy"
 _WEIGHT_DTYPES = ("int8", "int32")
 
@@ -86,12 +89,15 @@ class QDQModule:
         return self._graph.nodes()
 
     def save(self, directory: str | os.PathLike) -> Path:
-        """Write ``module.py`` (TVMScript), ``params.npz`` and ``graph.qnnpy`` (reloadable IR)."""
+        """Write ``graph.qnnpy`` (the IR with its params: what :meth:`load` reads) and ``module.py`` (the
+        TVMScript text). The params are stored once, in ``graph.qnnpy``; ``load(directory).params`` gives them
+        by name, e.g. for ``np.savez``."""
         out = Path(directory)
         out.mkdir(parents=True, exist_ok=True)
         (out / _SCRIPT_FILE).write_text(self.script())
-        np.savez(out / _PARAMS_FILE, **self.params)
         (out / _GRAPH_FILE).write_bytes(self._graph.serialize())
+        stale = out / _LEGACY_PARAMS_FILE  # left by an earlier save into this folder: it would be checked on load
+        stale.unlink(missing_ok=True)
         return out
 
     @classmethod
@@ -99,9 +105,10 @@ class QDQModule:
         """Reload a module written by :meth:`save`.
 
         ``graph.qnnpy`` is read and every node validated (a file from another format
-        version is refused); ``params.npz`` must hold the same params, names, dtypes
-        and values (read without pickles). Raises ``FileNotFoundError`` for a missing
-        file and ``ValueError`` naming the file for bad contents.
+        version is refused). A ``params.npz`` beside it (written by earlier qnnpy versions, which
+        stored the params twice) must hold the same params, names, dtypes and values (read
+        without pickles). Raises ``FileNotFoundError`` for a missing graph file and
+        ``ValueError`` naming the file for bad contents.
         """
         path = Path(directory) / _GRAPH_FILE
         if not path.is_file():
@@ -111,13 +118,13 @@ class QDQModule:
         except (ValueError, IndexError, RuntimeError) as e:  # the core's invalid_argument, out_of_range, logic_error
             raise ValueError(f"{path}: {e}") from e
         module = cls(graph)
-        module._check_saved_params(Path(directory) / _PARAMS_FILE)
+        legacy = Path(directory) / _LEGACY_PARAMS_FILE
+        if legacy.is_file():
+            module._check_saved_params(legacy)
         return module
 
     def _check_saved_params(self, path: Path) -> None:
-        """Check that ``params.npz`` holds this module's params (it is written for TVM users; the graph file is read)."""
-        if not path.is_file():
-            raise FileNotFoundError(f"{path} not found: not a directory written by QDQModule.save")
+        """Check that an old folder's ``params.npz`` holds this module's params (the graph file's are used)."""
         try:
             with np.load(path, allow_pickle=False) as saved:
                 arrays = {name: saved[name] for name in saved.files}
@@ -132,12 +139,14 @@ class QDQModule:
                 raise ValueError(f"{path}: param '{name}' differs from the graph file's ({b.dtype}{list(b.shape)} vs "
                                  f"{a.dtype}{list(a.shape)}): the folder was edited; save the module again")
 
-    def run(self, *inputs: np.ndarray, profile: str = "int32_bias", threads: int = 1, isa: str | None = None,
+    def run(self, *inputs: np.ndarray, profile: str | None = None, threads: int = 1, isa: str | None = None,
             capture: bool = False, feed: dict[str, np.ndarray] | None = None) -> RunResult:
         """Run the module in integer arithmetic with qnnpy's C++ kernels.
 
-        ``profile`` is ``"int32_bias"`` (the params' canonical meaning, equal to PyTorch's
-        qnnpack engine) or ``"fbgemm"`` (equal to PyTorch's fbgemm engine). Returns the
+        ``profile`` (:mod:`qnnpy.profiles`): ``"fbgemm"`` (equal to PyTorch's fbgemm and x86 engines),
+        ``"qnnpack"`` (equal to its qnnpack engine), ``"int32_bias"`` (the params' canonical meaning)
+        or ``"fixed_point"`` (integer-only hardware); by default the one that equals the engine PyTorch
+        uses in this process (:func:`qnnpy.profiles.default_profile`). Returns the
         quantized output, its dequantized values and, with ``capture=True``, every
         intermediate integer tensor by IR value name; ``RunResult.outputs`` holds every
         output. Weights are packed once per (profile, isa, threads, batch size) and reused;
@@ -147,6 +156,7 @@ class QDQModule:
         (:func:`qnnpy.compare` with ``reference_inputs=True`` feeds PyTorch's tensors).
         """
         batch = self._batch_of(inputs)
+        profile = resolve_profile(profile)
         key = (profile, isa or _core.default_isa(), check_threads(threads), batch)
         if key not in self._executors:
             self._executors[key] = Executor(self._graph_at(batch), self.output_qparams(), profile, isa, threads)
@@ -184,8 +194,6 @@ class QDQModule:
 
     def to_tvm(self) -> Any:
         """The module as a ``tvm.IRModule`` (needs ``pip install qnnpy[tvm]``)."""
-        from qnnpy.tvm_bridge import parse_script
-
         return parse_script(self.script())
 
     def param_bytes(self) -> dict[str, int]:

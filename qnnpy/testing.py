@@ -22,7 +22,7 @@ from typing import Iterator, Sequence
 import numpy as np
 import torch
 
-from qnnpy.compare import compare
+from qnnpy.comparison import compare
 from qnnpy.module import QDQModule
 from qnnpy.profiles import ENGINE_FOR_PROFILE, check_profile
 

@@ -1,27 +1,37 @@
 #!/usr/bin/env bash
-# Creates .venv with the pinned test/demo dependencies and builds qnnpy into it.
-# Idempotent: a second run only rebuilds qnnpy.
+# Creates .venv with the pinned dependencies (requirements-test.txt) and installs qnnpy into it as the
+# README says, pip install '.[tvm]' with build isolation: the build fetches apache-tvm-ffi and builds the
+# TVM kernel library. Idempotent: a second run only rebuilds qnnpy.
+#   --test-tools  also install the Debian tools that some tests need (as root, with apt): clang with its
+#                 libFuzzer/sanitizer runtimes (tests/test_fuzzing.py), the AArch64 cross compiler and
+#                 qemu-user (tests/test_kernel_driver.py). scripts/test.sh passes it; the demo does not.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PYTHON=${PYTHON:-python3}
+TEST_TOOLS=0
+for arg in "$@"; do
+  case "$arg" in
+    --test-tools) TEST_TOOLS=1 ;;
+    *) echo "usage: scripts/setup.sh [--test-tools]" >&2; exit 2 ;;
+  esac
+done
 
 # pip, minus this machine's notes about absent local index folders.
 pip_quiet() { .venv/bin/python -m pip -q "$@" 2> >(grep -v "^WARNING: Location" >&2); }
 
-# Debian tools of the suite: clang with its libFuzzer/sanitizer runtimes (tests/test_fuzzing.py),
-# the AArch64 cross compiler and qemu-user (tests/test_kernel_driver.py). Installed only as root
-# where apt exists; elsewhere the tests that need them skip, saying why.
-APT_TOOLS="clang libclang-rt-14-dev g++-aarch64-linux-gnu qemu-user"
-fuzzer_runtime() { ls /usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a >/dev/null 2>&1; }
-if ! { command -v clang++ >/dev/null && fuzzer_runtime && command -v aarch64-linux-gnu-g++ >/dev/null \
-       && command -v qemu-aarch64 >/dev/null; }; then
-  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-    echo "[setup] installing $APT_TOOLS (fuzz targets, AArch64 cross build)"
-    apt-get install -y -q --no-install-recommends $APT_TOOLS >/dev/null 2>&1 \
-      || { apt-get update -q >/dev/null 2>&1 && apt-get install -y -q --no-install-recommends $APT_TOOLS >/dev/null 2>&1; } \
-      || echo "[setup] could not install $APT_TOOLS; the tests that need them will be skipped"
-  else
-    echo "[setup] $APT_TOOLS: not all found and not root with apt; the tests that need them will be skipped"
+if [ "$TEST_TOOLS" = 1 ]; then
+  APT_TOOLS="clang libclang-rt-14-dev g++-aarch64-linux-gnu qemu-user"
+  fuzzer_runtime() { ls /usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a >/dev/null 2>&1; }
+  if ! { command -v clang++ >/dev/null && fuzzer_runtime && command -v aarch64-linux-gnu-g++ >/dev/null \
+         && command -v qemu-aarch64 >/dev/null; }; then
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+      echo "[setup] installing $APT_TOOLS (fuzz targets, AArch64 cross build)"
+      apt-get install -y -q --no-install-recommends $APT_TOOLS >/dev/null 2>&1 \
+        || { apt-get update -q >/dev/null 2>&1 && apt-get install -y -q --no-install-recommends $APT_TOOLS >/dev/null 2>&1; } \
+        || echo "[setup] could not install $APT_TOOLS; the tests that need them will be skipped"
+    else
+      echo "[setup] $APT_TOOLS: not all found and not root with apt; the tests that need them will be skipped"
+    fi
   fi
 fi
 
@@ -29,9 +39,9 @@ if [ ! -x .venv/bin/python ]; then
   echo "[setup] creating .venv"
   "$PYTHON" -m venv .venv
 fi
-if ! .venv/bin/python -c "import torch, torchvision, tvm, pytest, xdist, pybind11, scikit_build_core, nbclient, nbformat, ipykernel, matplotlib, sklearn, ai_edge_litert, atheris, torchao" 2>/dev/null; then
-  echo "[setup] installing pinned dependencies (torch, torchvision, apache-tvm, build tools, notebook and example tools)"
+if ! .venv/bin/python -c "import torch, torchvision, tvm, pytest, xdist, nbclient, nbformat, ipykernel, matplotlib, sklearn, ai_edge_litert, atheris, torchao, transformers" 2>/dev/null; then
+  echo "[setup] installing pinned dependencies (torch, torchvision, apache-tvm, notebook and example tools)"
   pip_quiet install -r requirements-test.txt
 fi
-echo "[setup] building qnnpy (C++ core)"
-pip_quiet install --no-build-isolation .
+echo "[setup] building qnnpy (C++ core and TVM kernel library): pip install '.[tvm]'"
+pip_quiet install '.[tvm]'

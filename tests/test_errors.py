@@ -1,6 +1,7 @@
 """Bad input raises errors that name the op and the module path; nothing is dropped."""
 from __future__ import annotations
 
+import numpy as np
 import pytest
 import torch
 from torch import nn
@@ -67,7 +68,15 @@ def test_all_unsupported_ops_are_listed_with_paths():
     assert "torch.flip" in str(info.value)
 
 
-def test_float_op_inside_a_quantized_model_is_reported():
+class _Spectrum(nn.Module):
+    """The magnitude of a real FFT: complex values, which qnnpy's float ops do not have."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.fft.rfft(x, dim=-1).abs()
+
+
+def test_float_layer_inside_a_quantized_model_converts():
+    """A float conv after a DeQuantStub: decomposed to aten.conv2d, a float_conv2d within float rounding of PyTorch."""
     class Mixed(nn.Module):
         def __init__(self):
             super().__init__()
@@ -81,7 +90,28 @@ def test_float_op_inside_a_quantized_model_is_reported():
     model, x = quantized(nn.Identity(), (3, 4, 4))
     mixed = Mixed().eval()
     mixed.quant, mixed.dequant = model.quant, model.dequant
-    with pytest.raises(UnsupportedOpsError, match=r"float_conv: torch\.nn\.modules\.conv\.Conv2d \(float op"):
+    module = qnnpy.from_torch(mixed, (x,))
+    assert [n["op"] for n in module.nodes()] == ["quantize", "dequantize", "float_conv2d"]
+    with torch.no_grad():
+        ref = mixed(x).numpy()
+    np.testing.assert_allclose(module.run(x.numpy()).dequantized, ref, rtol=0, atol=1e-6 * np.abs(ref).max())
+
+
+def test_float_op_without_a_form_inside_a_quantized_model_is_reported_by_path():
+    class Mixed(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.quant = torch.ao.quantization.QuantStub()
+            self.dequant = torch.ao.quantization.DeQuantStub()
+            self.spectrum = _Spectrum()
+
+        def forward(self, x):
+            return self.spectrum(self.dequant(self.quant(x)))
+
+    model, x = quantized(nn.Identity(), (3, 4, 4))
+    mixed = Mixed().eval()
+    mixed.quant, mixed.dequant = model.quant, model.dequant
+    with pytest.raises(UnsupportedOpsError, match=r"spectrum.*_fft_r2c.*no float form"):
         qnnpy.from_torch(mixed, (x,))
 
 
@@ -114,17 +144,20 @@ def test_a_node_the_core_refuses_is_a_conversion_error_naming_it():
 
 def test_bad_example_input_type_is_refused():
     model, _ = quantized(Wrapped(nn.Identity()).body, (3, 4, 4))
-    with pytest.raises(ConversionError, match="must be a float tensor or int64 / int32 indices, got a torch.int16 tensor"):
+    with pytest.raises(ConversionError, match="must be a float tensor, int64 / int32 indices or a bool mask, got a torch.int16 tensor"):
         qnnpy.from_torch(model, (torch.zeros(1, 3, 4, 4, dtype=torch.int16),))
 
 
-def test_float_op_between_dynamic_linears_is_reported():
-    """Dynamic linears convert; a float sigmoid between them (qnnpy converts quantized sigmoids) is refused by name."""
+def test_float_op_between_dynamic_linears_converts():
+    """Dynamic linears convert, and a float sigmoid between them (decomposed to aten.sigmoid) is float_sigmoid."""
     model = nn.Sequential(nn.Linear(8, 4), nn.Sigmoid(), nn.Linear(4, 2)).eval()
     dynamic = torch.ao.quantization.quantize_dynamic(model, {nn.Linear}, dtype=torch.qint8)
-    with pytest.raises(ConversionError, match=r"1 \(torch.nn.modules.activation.Sigmoid\): computes in float here \(its "
-                                              r"output is torch.float32\); qnnpy converts this op on quantized tensors only"):
-        qnnpy.from_torch(dynamic, (torch.randn(1, 8),))
+    x = torch.randn(1, 8)
+    module = qnnpy.from_torch(dynamic, (x,))
+    assert [n["op"] for n in module.nodes()] == ["dynamic_linear", "float_sigmoid", "dynamic_linear"]
+    with torch.no_grad():
+        ref = dynamic(x).numpy()
+    np.testing.assert_allclose(module.run(x.numpy()).dequantized, ref, rtol=0, atol=1e-5 * np.abs(ref).max())
 
 
 def test_dynamic_quantized_torchscript_lstm_is_refused_naming_its_op():

@@ -1,5 +1,5 @@
 """The op table of the C++ core (src/ops) in step with the converters, the test models
-and the README's coverage table; graphs built from Python and graphs loaded from a file
+and the coverage table of docs/coverage.md; graphs built from Python and graphs loaded from a file
 go through the same per-op checks."""
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ import torch
 
 import qnnpy
 from qnnpy import _core
+from core_aten_cases import all_samples, sample_graph
 from dynamic_models import dynamic_cases
 from embedding_models import embedding_cases
 from pt2e_models import inputs, pt2e
@@ -20,7 +21,7 @@ from small_models import Head, Residual, conv_cases, op_cases, quantized
 from transformer_models import dynamic_encoder, dynamic_float_arithmetic, pt2e_torch_encoder_layer
 from transformer_models import inputs as transformer_inputs
 
-README = Path(__file__).resolve().parent.parent / "README.md"
+COVERAGE_PAGE = Path(__file__).resolve().parent.parent / "docs" / "coverage.md"  # the full tables (the README has the short one)
 
 
 def _test_models():
@@ -42,6 +43,8 @@ def _test_models():
     models["dynamic_transformer"] = qnnpy.from_torch(dynamic_encoder(), (transformer_inputs(1)[0],))
     models["dynamic_float_arithmetic"] = qnnpy.from_torch(dynamic_float_arithmetic(), (torch.randn(2, 16),))
     models["pt2e_torch_encoder_layer"] = qnnpy.from_torch(pt2e_torch_encoder_layer("x86"), (transformer_inputs(1)[0],))
+    # A sample of every Core ATen op qnnpy converts (tests/core_aten_cases.py): the float ops of the opset.
+    models["core_aten_samples"] = qnnpy.from_torch(*sample_graph(all_samples()))
     return models
 
 
@@ -101,7 +104,7 @@ def test_test_models_produce_exactly_the_table_ops(produced_ops):
 
 
 def test_coverage_table_lists_each_op_case_once():
-    text = README.read_text()
+    text = COVERAGE_PAGE.read_text()
     block = text[text.index("<!-- coverage:begin -->"):text.index("<!-- coverage:end -->")]
     op_section = block[block.index("| op case |"):]
     rows = re.findall(r"^\| `([^`]+)` \|", op_section, flags=re.M)

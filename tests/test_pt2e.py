@@ -18,15 +18,17 @@ import qnnpy
 from qnnpy import _core, cli
 from qnnpy.errors import ConversionError
 from pt2e_models import INPUT, float_model, inputs, pt2e, quantizer
-from transformer_models import FLOAT_TRANSFORMER_OPS
 from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
 
 MODELS = ["resnet18", "mobilenet_v2", "mobilenet_v3_small"]
 PROFILES = ("int32_bias", "fbgemm")
-# The float ops of the CNNs' PT2E float islands (dynamic_linear, the float-kind op with a bit-exact output, comes
-# from dynamic quantization; the transformer float ops from the encoders of tests/test_transformer.py).
+# The float ops (dynamic_linear, the float-kind op with a bit-exact output, comes from dynamic quantization).
 FLOAT_OPS = {op for op in _core.op_names()
-             if _core.op_info(op)["kind"] == "float" and not _core.op_info(op)["bit_exact_float_output"]} - FLOAT_TRANSFORMER_OPS
+             if _core.op_info(op)["kind"] == "float" and not _core.op_info(op)["bit_exact_float_output"]}
+# The float ops X86InductorQuantizer leaves in the two float-island models (tests/pt2e_models.py).
+ISLAND_MODEL_FLOAT_OPS = {"float_conv2d", "float_linear", "float_add", "float_mul", "float_relu", "float_clamp",
+                          "float_hardsigmoid", "float_hardswish", "float_adaptive_avg_pool2d", "float_reshape",
+                          "float_cat", "float_mean", "float_permute", "float_slice"}
 # Float ops fed PyTorch's inputs: float32 sums of up to k = 4608 products (ResNet-18's 3x3x512 convs) in
 # another order than PyTorch's differ by about sqrt(k) * 2^-24 ~ 4e-6 of the terms' magnitude; the
 # measured worst is 1e-6 of the tensor's largest value.
@@ -135,7 +137,7 @@ def test_float_islands_are_float_ops_in_summary_script_and_runtime():
     module = qnnpy.from_torch(gm, (x,))
     ops = [n["op"] for n in module.nodes()]
     shuffle_ops = {n["op"] for n in qnnpy.from_torch(pt2e("shuffle_unit", "x86"), (x,)).nodes()}
-    assert set(ops) | shuffle_ops >= FLOAT_OPS  # the two float-island models exercise every float op
+    assert set(ops) | shuffle_ops >= ISLAND_MODEL_FLOAT_OPS
     summary = module.summary()
     assert f"float ops: {sum(op in FLOAT_OPS for op in ops)}" in summary
     script = module.script()
@@ -271,8 +273,9 @@ def test_float_op_without_float_form_is_named():
     x = graph.placeholder("x")
     q = graph.call_function(torch.ops.quantized_decomposed.quantize_per_tensor.default, (x, 0.05, 128, 0, 255, torch.uint8))
     dq = graph.call_function(torch.ops.quantized_decomposed.dequantize_per_tensor.default, (q, 0.05, 128, 0, 255, torch.uint8))
-    graph.output(graph.call_function(torch.ops.aten.max_pool2d.default, (dq, [2, 2])))
-    with pytest.raises(ConversionError, match=r"max_pool2d.* computes in float here"):
+    spectrum = graph.call_function(torch.ops.aten._fft_r2c.default, (dq, [3], 0, True))
+    graph.output(graph.call_function(torch.ops.aten.abs.default, (spectrum,)))
+    with pytest.raises(ConversionError, match=r"_fft_r2c.*no float form"):
         qnnpy.from_torch(torch.fx.GraphModule(gm, graph), (torch.randn(INPUT),))
 
 

@@ -176,7 +176,8 @@ def test_unsupported_ops_are_all_listed_with_module_paths(mode):
     x = torch.randn(1, 3, 8, 8)
     with pytest.raises(UnsupportedOpsError) as info:
         qnnpy.from_torch(_script(model, x, mode), x)
-    assert info.value.ops == [("shuffle", "torch.pixel_shuffle"), ("act", "torch.threshold")]
+    assert info.value.ops == [("shuffle", "torch.pixel_shuffle: no integer form in qnnpy"),
+                              ("act", "torch.threshold: no integer form in qnnpy")]
 
 
 def test_shape_check_of_scripted_code_fails_on_the_example_input(tiny_resnet):

@@ -32,9 +32,9 @@ from transformer_models import (
 )
 
 FLOAT_KIND = {op for op in _core.op_names() if _core.op_info(op)["kind"] == "float"}
-# The float ops every encoder produces (float_sub, float_div and the other scalar ops: FloatArithmetic).
+# The float ops every encoder produces (float_sub, float_div with a number...: FloatArithmetic).
 ENCODER_FLOAT_OPS = {"float_softmax", "float_layer_norm", "float_gelu", "float_matmul", "float_permute",
-                     "float_div_scalar"}
+                     "float_div"}
 # A float op given the same float32 inputs as PyTorch's is within a few ulps of its result (the op
 # tests); chains of them between two quantizes (and layer norms, which rescale) keep that size:
 # measured <= 4.3e-7 of the tensor's largest magnitude (about 4 ulps of it) on every float tensor of
@@ -47,7 +47,9 @@ def _float_layer_errors(model: nn.Module, module: qnnpy.QDQModule, xs: list[torc
     """source -> max over ``xs`` of max |ours - PyTorch's| / max |PyTorch's| for every float-kind node that
     a PyTorch node computes."""
     worst: dict[str, float] = {}
-    nodes = [n for n in module.nodes() if n["op"] in FLOAT_KIND and n["output"] in module.torch_nodes]
+    float32 = {v["name"] for v in module.graph.values() if v["dtype"] == "float32"}
+    nodes = [n for n in module.nodes() if n["op"] in FLOAT_KIND and n["output"] in module.torch_nodes
+             and n["output"] in float32]
     for x in xs:
         recorded = capture(model, (x,)).values
         result = module.run(x.numpy(), profile=profile, capture=True)
@@ -135,12 +137,12 @@ def test_pt2e_gelu_tanh_encoder_converts():
 @pytest.mark.parametrize("kind", ["x86", "xnnpack"])
 def test_pt2e_torch_transformer_encoder_layer(kind):
     """PyTorch's nn.TransformerEncoderLayer: the packed Q / K / V projection taken apart (unflatten, unsqueeze,
-    transpose, squeeze, select -> float_slice), aten.scaled_dot_product_attention written as its definition
-    (PyTorch's CPU kernel computes it in blocks: float rounding apart), the GELU MLP. Measured: every quantized
+    transpose, squeeze, select -> float_slice), aten.scaled_dot_product_attention decomposed into its core aten
+    ops (PyTorch's CPU kernel computes it in blocks: float rounding apart), the GELU MLP. Measured: every quantized
     tensor identical under fbgemm; float tensors within 4.5e-7 of their range."""
     gm = pt2e_torch_encoder_layer(kind)
     module = qnnpy.from_torch(gm, (inputs(1)[0],))
-    assert {"float_slice", "float_softmax", "float_matmul", "float_mul_scalar"} <= {n["op"] for n in module.nodes()}
+    assert {"float_slice", "float_softmax", "float_matmul", "float_mul"} <= {n["op"] for n in module.nodes()}
     xs = inputs(3, seed=3)
     report = qnnpy.compare(gm, module, xs, profiles=("fbgemm",))
     for row in report.layers["fbgemm"]:
@@ -149,7 +151,9 @@ def test_pt2e_torch_transformer_encoder_layer(kind):
     assert max(errors.values()) <= FLOAT_RELATIVE, errors
 
 
-def test_attention_with_a_mask_is_refused_naming_the_option():
+def test_attention_with_a_causal_mask_converts_and_agrees():
+    """scaled_dot_product_attention with is_causal=True (and any mask): decomposed into its core aten ops, the
+    mask a constant (tril of ones, folded); within float rounding of PyTorch's kernel."""
     from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
     from pt2e_models import quantizer
 
@@ -161,11 +165,16 @@ def test_attention_with_a_mask_is_refused_naming_the_option():
         def forward(self, q: torch.Tensor, k: torch.Tensor) -> torch.Tensor:
             return nn.functional.scaled_dot_product_attention(self.fc(q), k, k, is_causal=True)
 
-    q = torch.randn(1, 2, 8, 16)
-    prepared = prepare_pt2e(torch.export.export(Masked().eval(), (q, q), strict=True).module(), quantizer("x86"))
-    prepared(q, q)
-    with pytest.raises(ConversionError, match=r"scaled_dot_product_attention with is_causal=True is not supported"):
-        qnnpy.from_torch(convert_pt2e(prepared), (q, q))
+    q, k = torch.randn(1, 2, 8, 16), torch.randn(1, 2, 8, 16)
+    prepared = prepare_pt2e(torch.export.export(Masked().eval(), (q, k), strict=True).module(), quantizer("x86"))
+    prepared(q, k)
+    gm = convert_pt2e(prepared)
+    module = qnnpy.from_torch(gm, (q, k))
+    assert "float_constant" in {n["op"] for n in module.nodes()}
+    with torch.no_grad():
+        ref = gm(q, k).numpy()
+    out = module.run(q.numpy(), k.numpy(), profile="fbgemm").dequantized
+    assert np.abs(out - ref).max() <= FLOAT_RELATIVE * np.abs(ref).max()
 
 
 def test_pt2e_encoder_with_dynamic_batch_equals_per_sample_runs():
@@ -190,7 +199,7 @@ def dynamic_case():
 def test_dynamic_encoder_converts_to_dynamic_linears_and_float_ops(dynamic_case):
     _, module = dynamic_case
     ops = {n["op"] for n in module.nodes()}
-    assert ops == ENCODER_FLOAT_OPS | {"dynamic_linear", "float_add", "float_reshape"}
+    assert ops == ENCODER_FLOAT_OPS | {"dynamic_linear", "float_add", "float_reshape", "float_constant"}
     assert sum(n["op"] == "dynamic_linear" for n in module.nodes()) == 14  # every nn.Linear
 
 
@@ -251,16 +260,23 @@ def test_dynamic_encoder_in_tvm(dynamic_case):
     assert np.abs(got - ref).max() <= FLOAT_RELATIVE * np.abs(ref).max()
 
 
-def _with_silu(model: nn.Module) -> nn.Module:
-    """The encoder with its first layer's GELU replaced by SiLU, an activation qnnpy has no float form of."""
-    model.layers[0].gelu = nn.SiLU()
+class _Spectrum(nn.Module):
+    """The magnitude of a real FFT: complex values, which qnnpy's float ops do not have."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.fft.rfft(x, dim=-1).abs()
+
+
+def _with_fft(model: nn.Module) -> nn.Module:
+    """The encoder with its first layer's GELU replaced by an FFT, an op qnnpy has no float form of."""
+    model.layers[0].gelu = _Spectrum()
+    model.layers[0].fc2 = nn.Linear(model.layers[0].fc1.out_features // 2 + 1, model.layers[0].fc2.out_features)
     return model
 
 
 def test_unrepresentable_float_op_of_a_dynamic_encoder_is_refused_by_module_path():
-    model = dynamic_encoder()
-    _with_silu(model)
-    with pytest.raises(UnsupportedOpsError, match=r"layers\.0\.gelu.*SiLU"):
+    model = _with_fft(dynamic_encoder())
+    with pytest.raises(UnsupportedOpsError, match=r"layers\.0\.gelu.*fft"):
         qnnpy.from_torch(model, (inputs(1)[0],))
 
 
@@ -268,37 +284,43 @@ def test_unrepresentable_float_op_of_a_pt2e_encoder_is_refused_by_module_path():
     from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
     from pt2e_models import quantizer
 
-    model = _with_silu(encoder())
+    model = _with_fft(encoder())
     prepared = prepare_pt2e(torch.export.export(model, (inputs(1)[0],), strict=True).module(), quantizer("x86"))
     prepared(inputs(1)[0])
-    with pytest.raises(UnsupportedOpsError, match=r"layers\.0\.gelu\.silu.*aten\.silu"):
+    with pytest.raises(UnsupportedOpsError, match=r"layers\.0\.gelu.*fft"):
         qnnpy.from_torch(convert_pt2e(prepared), (inputs(1)[0],))
 
 
-def test_matmul_of_a_vector_is_refused_naming_the_node():
+def test_matmul_with_a_vector_converts():
+    """torch.matmul of a matrix and a vector (the vector a parameter: a constant of the module)."""
     class VectorMatmul(nn.Module):
         def __init__(self):
             super().__init__()
             self.fc = nn.Linear(8, 8)
-            self.v = nn.Parameter(torch.ones(8))
+            self.v = nn.Parameter(torch.linspace(-1, 1, 8))
 
         def forward(self, x: torch.Tensor) -> torch.Tensor:
             return torch.matmul(self.fc(x), self.v)
 
     model = torch.ao.quantization.quantize_dynamic(VectorMatmul().eval(), {nn.Linear})
-    with pytest.raises(ConversionError, match=r"matmul.*rank \[2, 1\]"):
-        qnnpy.from_torch(model, (torch.randn(3, 8),))
+    x = torch.randn(3, 8)
+    module = qnnpy.from_torch(model, (x,))
+    with torch.no_grad():
+        ref = model(x).numpy()
+    out = module.run(x.numpy()).dequantized
+    assert out.shape == ref.shape and np.abs(out - ref).max() <= FLOAT_RELATIVE * np.abs(ref).max()
 
 
 def test_float_arithmetic_of_a_dynamic_model_is_bit_exact():
-    """float_sub, float_div, float_add_scalar, float_mul_scalar, float_div_scalar: one IEEE float32 operation per
-    element each, as PyTorch computes them, after a bit-exact dynamic linear: the output is PyTorch's bit for bit."""
+    """float_sub, float_mul, float_add, float_div of tensors and of a tensor and a number (a scalar constant): one
+    IEEE float32 operation per element each, as PyTorch computes them, after a bit-exact dynamic linear: the
+    output is PyTorch's bit for bit."""
     model = dynamic_float_arithmetic()
     x = torch.randn(4, 16, generator=torch.Generator().manual_seed(6))
     module = qnnpy.from_torch(model, (x,))
     assert [n["op"] for n in module.nodes()] == [
-        "dynamic_linear", "float_sub", "float_mul", "float_add_scalar", "float_div", "float_add_scalar",
-        "float_mul_scalar", "float_div_scalar"]
+        "dynamic_linear", "float_sub", "float_mul", "float_constant", "float_add", "float_div", "float_constant",
+        "float_sub", "float_constant", "float_mul", "float_constant", "float_div"]
     for scale in (1.0, 30.0):
         np.testing.assert_array_equal(module.run((x * scale).numpy()).dequantized, model(x * scale).numpy())
 

@@ -20,12 +20,9 @@ from qnnpy import _core, zoo
 from small_models import conv_cases, op_cases, quantized
 
 tvm = pytest.importorskip("tvm", reason="Apache TVM is not installed: pip install 'qnnpy[tvm]'")
-from qnnpy import tvm_kernel_form  # noqa: E402
+from qnnpy.tvm_bridge import kernel_form  # noqa: E402
 
-try:
-    LIBRARY = tvm_kernel_form.kernel_library_path()
-except FileNotFoundError as e:  # pragma: no cover - the library is built wherever tvm-ffi is installed
-    pytest.skip(str(e), allow_module_level=True)
+LIBRARY = kernel_form.kernel_library_path()  # built by every install (apache-tvm-ffi is a build requirement)
 
 PROFILES = ["int32_bias", "fbgemm"]
 REPO = Path(__file__).resolve().parents[1]
@@ -37,7 +34,7 @@ def _runtime_outputs(module: qnnpy.QDQModule, x: np.ndarray, profile: str) -> li
     return outputs
 
 
-def _kernel_outputs(runner: tvm_kernel_form.KernelRunner, x: np.ndarray) -> list[np.ndarray]:
+def _kernel_outputs(runner: kernel_form.KernelRunner, x: np.ndarray) -> list[np.ndarray]:
     out = runner(x)
     return out if isinstance(out, list) else [out]
 
@@ -65,7 +62,7 @@ def mobilenet_v2_module():
 @pytest.mark.parametrize("model", ["resnet18_module", "mobilenet_v2_module"])
 def test_models_equal_runtime(model, profile, request):
     module = request.getfixturevalue(model)
-    runner = tvm_kernel_form.build(module, profile=profile)
+    runner = kernel_form.build(module, profile=profile)
     for x in zoo.calibration_data(3, 1, (3, 64, 64), seed=11):
         got = _kernel_outputs(runner, x.numpy())
         _assert_identical(got, _runtime_outputs(module, x.numpy(), profile))
@@ -84,7 +81,7 @@ def test_every_op_equals_runtime(name):
     model, x = quantized(body, shape, per_channel, fuse)
     module = qnnpy.from_torch(model, (x,))
     for profile in PROFILES:
-        runner = tvm_kernel_form.build(module, profile=profile)
+        runner = kernel_form.build(module, profile=profile)
         _assert_identical(_kernel_outputs(runner, x.numpy()), _runtime_outputs(module, x.numpy(), profile))
 
 
@@ -109,7 +106,7 @@ def test_quantized_rank4_output_is_returned_nchw():
     torch.ao.quantization.convert(model, inplace=True)
     x = zoo.calibration_data(1, 1, (3, 8, 9), seed=2)[0]
     module = qnnpy.from_torch(model, (x,))
-    got = tvm_kernel_form.build(module, profile="fbgemm")(x.numpy())
+    got = kernel_form.build(module, profile="fbgemm")(x.numpy())
     assert got.dtype == np.uint8 and got.shape == (1, 5, 6, 7)
     _assert_identical([got], _runtime_outputs(module, x.numpy(), "fbgemm"))
     with torch.no_grad():
@@ -117,7 +114,7 @@ def test_quantized_rank4_output_is_returned_nchw():
 
 
 def test_every_node_is_one_call_with_nhwc_intermediates(resnet18_module):
-    text = tvm_kernel_form.to_kernel_relax(resnet18_module).script()
+    text = kernel_form.to_kernel_relax(resnet18_module).script()
     calls = text.count('R.call_pure_packed("qnnpy.kernels.call_node"')
     assert calls == len(resnet18_module.nodes())
     assert "R.nn.conv2d" not in text and "R.quantize" not in text
@@ -134,7 +131,7 @@ def test_call_node_outputs_pass_between_calls_unchanged():
     time of the call (src/tvm_kernels/owned_tensors.h): a tensor read by two calls in turn, twice by one call
     (add(q, q): the second input is copied, the first is lent), by the destination-passing run_node, and
     after being read, holds the same bytes; every result equals the runtime's."""
-    tvm_kernel_form.load_kernel_library()
+    kernel_form.load_kernel_library()
     call_node = tvm.get_global_func("qnnpy.kernels.call_node")
     run_node = tvm.get_global_func("qnnpy.kernels.run_node")
     g = _core.Graph()
@@ -160,7 +157,7 @@ def test_call_node_outputs_pass_between_calls_unchanged():
 def test_concurrent_runs_of_one_module_agree(mobilenet_v2_module):
     """Four threads run one compiled module at once, each on a virtual machine of its own (a TVM VM runs one
     call at a time): the nodes, prepared once, are shared, each run's intermediates are its own tensors."""
-    runner = tvm_kernel_form.build(mobilenet_v2_module, profile="fbgemm")
+    runner = kernel_form.build(mobilenet_v2_module, profile="fbgemm")
     xs = [x.numpy() for x in zoo.calibration_data(4, 1, (3, 64, 64), seed=11)]
     want = [mobilenet_v2_module.run(x, profile="fbgemm").dequantized for x in xs]
 
@@ -175,20 +172,20 @@ def test_concurrent_runs_of_one_module_agree(mobilenet_v2_module):
 
 
 def test_weights_are_packed_once(resnet18_module):
-    runner = tvm_kernel_form.build(resnet18_module, profile="fbgemm")
+    runner = kernel_form.build(resnet18_module, profile="fbgemm")
     x = np.zeros((1, 3, 64, 64), np.float32)
-    before = tvm_kernel_form.prepared_node_count()
+    before = kernel_form.prepared_node_count()
     runner(x)
-    after_first = tvm_kernel_form.prepared_node_count()
+    after_first = kernel_form.prepared_node_count()
     runner(x)
     runner(x)
     assert after_first - before == len(resnet18_module.nodes())
-    assert tvm_kernel_form.prepared_node_count() == after_first
+    assert kernel_form.prepared_node_count() == after_first
 
 
 def test_prepared_node_is_dropped_when_its_spec_is_freed(resnet18_module):
     """The cache holds a node while someone else holds its spec tensor, and drops it on a later miss after."""
-    tvm_kernel_form.load_kernel_library()
+    kernel_form.load_kernel_library()
     run_node = tvm.get_global_func("qnnpy.kernels.run_node")
     spec_bytes = bytes(tvm.get_global_func("qnnpy.kernels.split_graph")(
         bytes(resnet18_module.graph.serialize()), "int32_bias")[0][0])
@@ -196,24 +193,24 @@ def test_prepared_node_is_dropped_when_its_spec_is_freed(resnet18_module):
     out = tvm.runtime.tensor(np.zeros((1, 64, 64, 3), np.uint8))
     spec = tvm.runtime.tensor(np.frombuffer(spec_bytes, dtype=np.uint8))
     run_node(spec, x, out)
-    held = tvm_kernel_form.cached_node_count()
+    held = kernel_form.cached_node_count()
     run_node(tvm.runtime.tensor(np.frombuffer(spec_bytes, dtype=np.uint8)), x, out)  # a second spec object
-    assert tvm_kernel_form.cached_node_count() == held + 1
+    assert kernel_form.cached_node_count() == held + 1
     del spec
     gc.collect()
     run_node(tvm.runtime.tensor(np.frombuffer(spec_bytes, dtype=np.uint8)), x, out)  # a miss: sweeps both
-    assert tvm_kernel_form.cached_node_count() == held
+    assert kernel_form.cached_node_count() == held
 
 
 def test_threads_give_the_same_result(resnet18_module):
-    runner = tvm_kernel_form.build(resnet18_module, profile="int32_bias")
+    runner = kernel_form.build(resnet18_module, profile="int32_bias")
     x = zoo.calibration_data(1, 1, (3, 64, 64), seed=5)[0].numpy()
     one = runner(x)
-    tvm_kernel_form.set_num_threads(2)
+    kernel_form.set_num_threads(2)
     try:
         assert np.array_equal(runner(x), one)
     finally:
-        tvm_kernel_form.set_num_threads(1)
+        kernel_form.set_num_threads(1)
 
 
 def test_scalar_kernels_when_qnnpy_isa_says_so(tmp_path):
@@ -222,12 +219,13 @@ def test_scalar_kernels_when_qnnpy_isa_says_so(tmp_path):
     script = tmp_path / "scalar_run.py"
     script.write_text(textwrap.dedent("""
         import numpy as np, qnnpy
-        from qnnpy import tvm_kernel_form, zoo
+        from qnnpy import zoo
+        from qnnpy.tvm_bridge import kernel_form
         x = zoo.calibration_data(1, 1, (3, 32, 32), seed=2)[0]
         model = zoo.quantized_torchvision("mobilenet_v2", seed=0, calibration_batches=1, image_size=32, batch_size=2)
         module = qnnpy.from_torch(model, (x,))
-        got = tvm_kernel_form.build(module, profile="fbgemm")(x.numpy())
-        assert tvm_kernel_form.kernel_isa() == "scalar"
+        got = kernel_form.build(module, profile="fbgemm")(x.numpy())
+        assert kernel_form.kernel_isa() == "scalar"
         assert np.array_equal(got, module.run(x.numpy(), profile="fbgemm", isa="scalar").dequantized)
         print("ok")
     """))
@@ -238,7 +236,7 @@ def test_scalar_kernels_when_qnnpy_isa_says_so(tmp_path):
 
 
 def test_bad_input_names_the_node(resnet18_module):
-    tvm_kernel_form.load_kernel_library()
+    kernel_form.load_kernel_library()
     run_node = tvm.get_global_func("qnnpy.kernels.run_node")
     calls = tvm.get_global_func("qnnpy.kernels.split_graph")(bytes(resnet18_module.graph.serialize()), "fbgemm")
     quantize, conv1 = (tvm.runtime.tensor(np.frombuffer(bytes(call[0]), dtype=np.uint8)) for call in calls[:2])
@@ -257,7 +255,7 @@ def test_bad_input_names_the_node(resnet18_module):
 
 def test_unknown_profile_is_refused(resnet18_module):
     with pytest.raises(ValueError, match="unknown profile 'onednn'"):
-        tvm_kernel_form.to_kernel_relax(resnet18_module, profile="onednn")
+        kernel_form.to_kernel_relax(resnet18_module, profile="onednn")
 
 
 # The fresh process makes torch unimportable: tvm_ffi imports torch when it can.
@@ -287,7 +285,7 @@ FRESH_PROCESS = textwrap.dedent("""
 def exported(resnet18_module, tmp_path_factory):
     """ResNet-18 exported under fbgemm, an input and the runtime's output for it."""
     directory = tmp_path_factory.mktemp("kernels_artifact")
-    runner = tvm_kernel_form.build(resnet18_module, profile="fbgemm")
+    runner = kernel_form.build(resnet18_module, profile="fbgemm")
     library = runner.export_library(directory / "resnet18.so")
     x = zoo.calibration_data(1, 1, (3, 64, 64), seed=3)[0].numpy()
     np.save(directory / "x.npy", x)

@@ -239,7 +239,7 @@ def test_bound_params_stay_int8_weights_and_int32_biases():
 
 def test_bound_params_runner_equals_runtime():
     module, x = _op_case("conv_per_channel_relu")
-    runner = tvm_bridge.build(module, form="integer", bind_params=True)
+    runner = tvm_bridge.build(module, form="integer", profile="int32_bias", bind_params=True)
     np.testing.assert_array_equal(runner(x), module.run(x, profile="int32_bias").dequantized)
 
 
@@ -263,10 +263,10 @@ def test_target_string_conversion():
 def test_exported_library_and_json_round_trip(tmp_path):
     """The pinned apache-tvm-ffi: export_library of the integer form and save_json/load_json work."""
     module, x = _op_case("conv_per_channel_relu")
-    lowered = tvm_bridge.relax_module(module, "integer", bind_params=True)
+    lowered = tvm_bridge.relax_module(module, "integer", "int32_bias", bind_params=True)
     text = tvm.ir.save_json(lowered)
     tvm.ir.assert_structural_equal(tvm.ir.load_json(text), lowered)
-    path = tvm_bridge.build(module, form="integer", bind_params=True).export_library(tmp_path / "lib.so")
+    path = tvm_bridge.build(module, form="integer", profile="int32_bias", bind_params=True).export_library(tmp_path / "lib.so")
     vm = relax.VirtualMachine(tvm.runtime.load_module(str(path)), tvm.cpu())
     np.testing.assert_array_equal(vm["main"](tvm.runtime.tensor(x)).numpy(),
                                   module.run(x, profile="int32_bias").dequantized)

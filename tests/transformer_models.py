@@ -13,10 +13,6 @@ import math
 import torch
 from torch import nn
 
-# The ops of src/ops/float_transformer_ops.cpp; the models here exercise each.
-FLOAT_TRANSFORMER_OPS = frozenset({
-    "float_softmax", "float_layer_norm", "float_gelu", "float_matmul", "float_permute", "float_sub", "float_div",
-    "float_add_scalar", "float_mul_scalar", "float_div_scalar", "float_slice"})
 SEQ = 8
 D_MODEL = 32
 CLASSES = 10

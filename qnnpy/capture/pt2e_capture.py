@@ -15,17 +15,24 @@ form the converter table reads:
   tensor holding the int8 values exactly;
 - every other aten op keeps its float example output: a *float op* (the quantizer left it
   in float), converted to the float op family; its dequantized inputs stay dequantize nodes,
-  and a quantize of its output stays a quantize node.
+  and a quantize of its output stays a quantize node. So does the op of a ``dequantize -> op
+  -> quantize`` chain qnnpy has no integer form of: PT2E defines the island's numerics that way.
+
+In-place aten ops (``silu_``, ``relu_``, ``add_``) become their out-of-place forms, and the
+later readers of the tensor they wrote read their result.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 import torch
 import torch.ao.quantization.fx._decomposed  # noqa: F401  registers the quantized_decomposed ops (as torchao does)
 import torch.fx
 from torch.export._unlift import _StatefulGraphModule
 
+import torch.utils._pytree as pytree
+
+from qnnpy.capture.aten_targets import functional, is_random
 from qnnpy.capture.fx_capture import CapturedGraph
 from qnnpy.errors import ConversionError
 
@@ -38,10 +45,10 @@ _aten = torch.ops.aten
 _IDENTITY = {_aten.dropout.default, _aten.dropout_.default, _aten.clone.default, _aten.contiguous.default,
              _aten.alias.default, _aten.detach.default, _aten.detach_.default}
 # Anchors whose converters fuse a following ReLU (conv / linear / add with relu=True).
-_RELU_FUSING = {_aten.conv2d.default, _aten.linear.default, _aten.add.Tensor, _aten.add_.Tensor}
-_RELU = {_aten.relu.default, _aten.relu_.default}
+_RELU_FUSING = {_aten.conv2d.default, _aten.linear.default, _aten.add.Tensor}
+_RELU = {_aten.relu.default}
 # Activations that may follow an anchor inside an island (before its quantize).
-_ACTIVATIONS = _RELU | {_aten.hardtanh.default, _aten.hardtanh_.default}
+_ACTIVATIONS = _RELU | {_aten.hardtanh.default}
 _DTYPES = {torch.uint8: (torch.quint8, 0, 255), torch.int8: (torch.qint8, -128, 127)}
 
 
@@ -126,7 +133,8 @@ def _constants(gm: torch.fx.GraphModule) -> set[torch.fx.Node]:
     """Nodes that do not depend on a graph input."""
     constant: set[torch.fx.Node] = set()
     for n in gm.graph.nodes:
-        if n.op == "get_attr" or (n.op == "call_function" and all(a in constant for a in n.all_input_nodes)):
+        if n.op == "get_attr" or (n.op == "call_function" and all(a in constant for a in n.all_input_nodes)
+                                  and not is_random(n)):
             constant.add(n)
     return constant
 
@@ -136,21 +144,23 @@ def _single_user(node: torch.fx.Node) -> torch.fx.Node | None:
     return users[0] if len(users) == 1 else None
 
 
-def _islands(gm: torch.fx.GraphModule, constant: set[torch.fx.Node],
-             alias: dict[torch.fx.Node, torch.fx.Node]) -> dict[torch.fx.Node, tuple]:
+def _islands(gm: torch.fx.GraphModule, constant: set[torch.fx.Node], alias: dict[torch.fx.Node, torch.fx.Node],
+             has_integer_form: Callable[[Any], bool]) -> dict[torch.fx.Node, tuple]:
     """anchor -> (activation or None, quantize) for every dq -> anchor [-> activation] -> q chain (looking
-    through identities such as eval-mode dropout between the dq and the anchor)."""
+    through identities such as eval-mode dropout between the dq and the anchor) whose anchor has an integer form."""
     islands = {}
     for q in gm.graph.nodes:
         if q.target not in QUANTIZE or not isinstance(q.args[0], torch.fx.Node):
             continue
         anchor, activation = q.args[0], None
-        if anchor.target in _ACTIVATIONS and isinstance(anchor.args[0], torch.fx.Node) and \
+        if functional(anchor.target) in _ACTIVATIONS and isinstance(anchor.args[0], torch.fx.Node) and \
                 _single_user(anchor) is q and anchor.args[0].op == "call_function":
             candidate = anchor.args[0]
-            if candidate.target not in QUANTIZE | DEQUANTIZE and _single_user(candidate) is anchor:
+            if candidate.target not in QUANTIZE | DEQUANTIZE and _single_user(candidate) is anchor \
+                    and has_integer_form(functional(candidate.target)):
                 anchor, activation = candidate, anchor
-        if anchor.op != "call_function" or anchor.target in QUANTIZE | WEIGHT_DEQUANTIZE | _IDENTITY:
+        if anchor.op != "call_function" or anchor.target in QUANTIZE | WEIGHT_DEQUANTIZE | _IDENTITY \
+                or not has_integer_form(functional(anchor.target)):
             continue
         if activation is None and _single_user(anchor) is not q:
             continue
@@ -172,8 +182,21 @@ def _resolve_identities(gm: torch.fx.GraphModule) -> dict[torch.fx.Node, torch.f
     return alias
 
 
-def capture_pt2e(model: torch.fx.GraphModule, example_inputs: tuple[torch.Tensor, ...]) -> CapturedGraph:
-    """Run a converted PT2E GraphModule on ``example_inputs`` and rewrite it into islands, weights and float ops."""
+def _output_names(model: torch.fx.GraphModule) -> list[str] | None:
+    """The paths of a torch.export module's outputs in its output structure ("out", "aux"), when it holds a dict."""
+    spec = getattr(model, "_out_spec", None)
+    if spec is None:
+        return None
+    leaves, _ = pytree.tree_flatten_with_path(pytree.tree_unflatten(list(range(spec.num_leaves)), spec))
+    if not any(isinstance(k, pytree.MappingKey) for path, _ in leaves for k in path):
+        return None
+    return [".".join(str(getattr(k, "key", getattr(k, "idx", k))) for k in path) for path, _ in leaves]
+
+
+def capture_pt2e(model: torch.fx.GraphModule, example_inputs: tuple[torch.Tensor, ...],
+                 has_integer_form: Callable[[Any], bool] = lambda target: True) -> CapturedGraph:
+    """Run a converted PT2E GraphModule on ``example_inputs`` and rewrite it into islands, weights and float ops;
+    ``has_integer_form`` says which aten ops anchor an island (the others stay dequantize -> op -> quantize)."""
     _refuse_unsupported(model)
     placeholders = [n for n in model.graph.nodes if n.op == "placeholder"]
     if len(example_inputs) != len(placeholders):
@@ -184,7 +207,7 @@ def capture_pt2e(model: torch.fx.GraphModule, example_inputs: tuple[torch.Tensor
     values = recorder.values
     constant = _constants(model)
     alias = _resolve_identities(model)
-    islands = _islands(model, constant, alias)
+    islands = _islands(model, constant, alias, has_integer_form)
     skipped = {part for activation, q in islands.values() for part in (activation, q) if part is not None}
 
     graph = torch.fx.Graph()
@@ -202,8 +225,13 @@ def capture_pt2e(model: torch.fx.GraphModule, example_inputs: tuple[torch.Tensor
             return env[alias.get(a.args[0], a.args[0])]
         return env[a]
 
+    def attribute(old: torch.fx.Node) -> str:
+        """The attribute holding a constant node's value: its name, unless a GraphModule has that attribute (a
+        folded ``to`` would shadow Module.to)."""
+        return f"{old.name}_constant" if hasattr(torch.fx.GraphModule, old.name) else old.name
+
     def call(old: torch.fx.Node, target: Any, args: tuple, kwargs: dict) -> torch.fx.Node:
-        return graph.create_node("call_function", target, args, kwargs, name=old.name)
+        return graph.create_node("call_function", functional(target), args, kwargs, name=old.name)
 
     def record(new: torch.fx.Node, old: torch.fx.Node, value: Any) -> torch.fx.Node:
         new.meta = dict(old.meta)
@@ -221,17 +249,17 @@ def capture_pt2e(model: torch.fx.GraphModule, example_inputs: tuple[torch.Tensor
             graph.output(torch.fx.map_arg(n.args[0], mapped))
         elif n.op == "get_attr" or (n in constant and n.target not in WEIGHT_DEQUANTIZE):
             # A constant (scales, biases, folded weights): a get_attr of its recorded value.
-            attributes[n.name] = values[n]
-            env[n] = record(graph.get_attr(n.name), n, values[n])
+            attributes[attribute(n)] = values[n]
+            env[n] = record(graph.get_attr(attribute(n)), n, values[n])
         elif n.target in WEIGHT_DEQUANTIZE and n in constant:
-            attributes[n.name] = _quantized_weight(n, values)
-            env[n] = record(graph.get_attr(n.name), n, attributes[n.name])
+            attributes[attribute(n)] = _quantized_weight(n, values)
+            env[n] = record(graph.get_attr(attribute(n)), n, attributes[attribute(n)])
         elif n in islands:
             activation, q = islands[n]
             value = _quantized_activation(q, values)
             new = record(call(n, n.target, torch.fx.map_arg(n.args, through_dequantize),
                               torch.fx.map_arg(n.kwargs, through_dequantize)), n, value)
-            if activation is not None and activation.target in _RELU and n.target in _RELU_FUSING:
+            if activation is not None and functional(activation.target) in _RELU and functional(n.target) in _RELU_FUSING:
                 new.meta["pt2e_fused_relu"] = True
             elif activation is not None:
                 new = record(call(activation, activation.target, (new, *activation.args[1:]), activation.kwargs),
@@ -241,9 +269,12 @@ def capture_pt2e(model: torch.fx.GraphModule, example_inputs: tuple[torch.Tensor
             value = _quantized_activation(n, values) if n.target in QUANTIZE else values[n]
             env[n] = record(call(n, n.target, torch.fx.map_arg(n.args, mapped), torch.fx.map_arg(n.kwargs, mapped)),
                             n, value)
+        if n.op == "call_function" and functional(n.target) is not n.target and isinstance(n.args[0], torch.fx.Node):
+            env[alias.get(n.args[0], n.args[0])] = env[n]  # later readers of the written tensor read the result
     for node in reversed(graph.nodes):  # what only the islands' dequantizes and the weights' constants used
         if node.op not in ("placeholder", "output") and not node.users:
             graph.erase_node(node)
     gm = torch.fx.GraphModule(attributes, graph, class_name=type(model).__name__)
     kept = {node.name for node in gm.graph.nodes}
-    return CapturedGraph(gm, {name: v for name, v in new_values.items() if name in kept})
+    return CapturedGraph(gm, {name: v for name, v in new_values.items() if name in kept}, kind=type(model).__name__,
+                         output_names=_output_names(model))

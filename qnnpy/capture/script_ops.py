@@ -43,7 +43,8 @@ def op_schema(node: torch._C.Node) -> torch._C.FunctionSchema:
     return torch._C.parse_schema(node.schema())
 
 
-def _overload(schema: torch._C.FunctionSchema) -> Any:
+def overload(schema: torch._C.FunctionSchema) -> Any:
+    """The op overload a TorchScript node's schema names (``torch.ops.aten.add.Tensor``)."""
     namespace, name = schema.name.split("::")
     packet = getattr(getattr(torch.ops, namespace), name)
     return getattr(packet, schema.overload_name or "default")
@@ -68,7 +69,7 @@ def python_op(kind: str, schema: torch._C.FunctionSchema, known: Container[Any] 
     if namespace != "aten":
         return PythonOp("call_function", getattr(getattr(torch.ops, namespace), name))
     if kind in _OVERLOAD_ONLY:
-        return PythonOp("call_function", _overload(schema))
+        return PythonOp("call_function", overload(schema))
     base = in_place_base(kind) or name
     forms = [PythonOp("call_function", getattr(m, base)) for m in (torch, F) if callable(getattr(m, base, None))]
     if schema.arguments and schema.arguments[0].name == "self" and callable(getattr(torch.Tensor, base, None)):
@@ -76,7 +77,7 @@ def python_op(kind: str, schema: torch._C.FunctionSchema, known: Container[Any] 
     for form in forms:
         if (f"Tensor.{form.target}" if form.fx_op == "call_method" else form.target) in known:
             return form
-    return forms[0] if forms else PythonOp("call_function", _overload(schema))
+    return forms[0] if forms else PythonOp("call_function", overload(schema))
 
 
 def in_place_base(kind: str) -> str | None:
@@ -161,7 +162,7 @@ def evaluate(kind: str, schema: torch._C.FunctionSchema | None, args: list[Any])
     if schema is None:
         raise ConversionError(f"TorchScript op {kind} cannot be evaluated by qnnpy")
     positional, keywords = split_arguments(schema, decode_enums(schema, args))
-    return _overload(schema)(*positional, **keywords)
+    return overload(schema)(*positional, **keywords)
 
 
 def _returns_tensor(schema: torch._C.FunctionSchema) -> bool:

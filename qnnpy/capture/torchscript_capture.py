@@ -46,6 +46,16 @@ def _example(value: Any) -> Any:
     return value
 
 
+def _computes_in_float(kind: str, args: list[Any]) -> bool:
+    """An aten op on unquantized tensors only that does not quantize (its output is unquantized too)."""
+    def quantized(value: Any) -> bool:
+        value = _example(value)
+        if isinstance(value, (list, tuple)):
+            return any(quantized(v) for v in value)
+        return isinstance(value, torch.ScriptObject) or (isinstance(value, torch.Tensor) and value.is_quantized)
+    return "quantize" not in kind and not any(quantized(a) for a in args)
+
+
 def _has_tensor(t: torch._C.Type) -> bool:
     return "Tensor" in str(t)
 
@@ -111,6 +121,8 @@ class _Translator:
             return value.node
         if isinstance(value, (list, tuple)):
             return type(value)(self._fx_output(v) for v in value)
+        if isinstance(value, dict):
+            return {k: self._fx_output(v) for k, v in value.items()}
         raise ConversionError(f"model output {value!r:.60} is not computed from the inputs")
 
     def _set_sources(self) -> None:
@@ -183,6 +195,9 @@ class _Translator:
         if node.kind() == "aten::dequantize" and isinstance(args[0], (list, tuple)):
             return self._dequantize_list(node, list(args[0]))
         op = script_ops.python_op(node.kind(), schema, self.known_ops)
+        if node.kind().startswith("aten::") and _computes_in_float(node.kind(), args):
+            # Float ops keep their aten overload, which the float converters (qnnpy.convert.float_aten) take.
+            op = script_ops.PythonOp("call_function", script_ops.overload(schema))
         inputs = list(node.inputs())
         fx_args = [self._fx_arg(a, self.attribute_paths.get(v.unique())) for a, v in zip(args, inputs)]
         positional, keywords = script_ops.split_arguments(schema, script_ops.decode_enums(schema, fx_args))
@@ -244,7 +259,10 @@ class _Translator:
 
     def _construct(self, node: torch._C.Node) -> None:
         items = [self._value(v) for v in node.inputs()]
-        self._bind(node, tuple(items) if node.kind() == "prim::TupleConstruct" else items)
+        if node.kind() == "prim::DictConstruct":  # keys and values alternate
+            self._bind(node, dict(zip(items[::2], items[1::2])))
+        else:
+            self._bind(node, tuple(items) if node.kind() == "prim::TupleConstruct" else items)
 
     def _unpack(self, node: torch._C.Node) -> None:
         value = self._value(node.input())
@@ -302,6 +320,7 @@ _STRUCTURAL = {
     "prim::GetAttr": _Translator._get_attribute,
     "prim::ListConstruct": _Translator._construct,
     "prim::TupleConstruct": _Translator._construct,
+    "prim::DictConstruct": _Translator._construct,
     "prim::ListUnpack": _Translator._unpack,
     "prim::TupleUnpack": _Translator._unpack,
     "prim::TupleIndex": _Translator._get_item,
@@ -323,6 +342,8 @@ def capture_torchscript(module: torch.jit.ScriptModule, example_inputs: tuple[to
     """
     for i, x in enumerate(example_inputs):
         if not is_input_tensor(x):
-            raise ConversionError(f"example input {i} must be a float tensor or int64 / int32 indices, "
+            raise ConversionError(f"example input {i} must be a float tensor, int64 / int32 indices or a bool mask, "
                                   f"got {describe_input(x)}")
-    return capture_fx(_Translator(module, known_ops).translate(example_inputs), example_inputs)
+    captured = capture_fx(_Translator(module, known_ops).translate(example_inputs), example_inputs)
+    captured.kind = f"TorchScript module {module.original_name}"
+    return captured

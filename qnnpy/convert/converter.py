@@ -1,18 +1,22 @@
 """Walks a captured graph and converts each op through the converter table."""
 from __future__ import annotations
 
+import warnings
 from typing import Any, Sequence
 
 import torch
 import torch.fx
+import torch.utils._pytree as pytree
 
-from qnnpy.capture.fx_capture import CapturedGraph, capture_fx
+from qnnpy.capture.aten_targets import is_random, target_name
+from qnnpy.capture.float_decomposition import decompose_float_ops
+from qnnpy.capture.fx_capture import CapturedGraph, FxTracingError, capture_fx
 from qnnpy.capture.pt2e_capture import capture_pt2e, is_exported_module, is_pt2e_graph
 from qnnpy.capture.torchscript_capture import capture_torchscript
 from qnnpy.convert.context import ConversionContext, op_name
 from qnnpy.convert.dynamic_ops import is_dynamic_quantized_op, refuse_unsupported_dynamic
 from qnnpy.convert.embedding_ops import WEIGHT_ONLY_QUANTIZED
-from qnnpy.convert.ops import CONVERTERS
+from qnnpy.convert.ops import CONVERTERS, converts_in_float, has_integer_form
 from qnnpy.errors import ConversionError, UnsupportedOpsError
 from qnnpy.module import QDQModule
 
@@ -29,36 +33,75 @@ def _is_tensor(v: Any) -> bool:
     return isinstance(v, torch.Tensor)
 
 
-def _outputs(arg: Any) -> list[torch.fx.Node]:
-    if isinstance(arg, torch.fx.Node):
-        return [arg]
-    if isinstance(arg, (tuple, list)):
-        return [n for a in arg for n in _outputs(a)]
-    raise ConversionError(f"model output {arg!r:.60} is not a tensor")
+def _outputs(arg: Any) -> list[tuple[str, torch.fx.Node]]:
+    """The model's outputs in order, each with its path in the output structure ("out", "1.logits"); None
+    entries (an optional output the model left out) are skipped."""
+    leaves, _ = pytree.tree_flatten_with_path(arg)
+    outputs = []
+    for path, leaf in leaves:
+        if leaf is None:
+            continue
+        if not isinstance(leaf, torch.fx.Node):
+            raise ConversionError(f"model output {leaf!r:.60} is not a tensor")
+        outputs.append((_path_name(path), leaf))
+    return outputs
+
+
+def _path_name(path: tuple) -> str:
+    """A pytree key path as a dotted name: ("out",), (1, "logits") -> "out", "1.logits"."""
+    return ".".join(str(getattr(k, "key", getattr(k, "idx", getattr(k, "name", k)))) for k in path)
+
+
+def _has_names(arg: Any) -> bool:
+    """Whether the output structure holds a dict (its keys name the outputs)."""
+    return isinstance(arg, dict) or (isinstance(arg, (tuple, list)) and any(_has_names(a) for a in arg))
 
 
 def _input_dtype(name: str, example: torch.Tensor) -> str:
-    """The graph input's dtype: float32 for a float example, int64 / int32 for indices (embeddings)."""
+    """The graph input's dtype: float32 for a float example, int64 / int32 indices, bool masks."""
     if example.is_floating_point():
         return "float32"
-    if example.dtype in (torch.int64, torch.int32):
+    if example.dtype in (torch.int64, torch.int32, torch.bool):
         return str(example.dtype).removeprefix("torch.")
-    raise ConversionError(f"input '{name}' is {example.dtype}: inputs must be float, or int64 / int32 indices")
+    raise ConversionError(f"input '{name}' is {example.dtype}: inputs must be float, int64 / int32 indices or bool masks")
+
+
+# Why an op has no converter, by its name: what no static integer module can express.
+_DATA_DEPENDENT = {"nonzero", "masked_select", "unique", "_unique2", "unique_consecutive", "_local_scalar_dense", "item",
+                   "nonzero_static", "bincount", "repeat_interleave"}
+
+
+def _why_unsupported(ctx: ConversionContext, node: torch.fx.Node) -> str:
+    name = target_name(node)
+    if is_random(node):
+        return "random sampling: its value changes from run to run"
+    if name in _DATA_DEPENDENT:
+        return "its output's shape or value depends on the input values (a static module cannot express it)"
+    if name.endswith("_backward") or name in ("native_dropout", "_native_batch_norm_legit"):
+        return "training only"
+    if ctx.example(node).is_quantized:
+        return "no integer form in qnnpy"
+    return "no float form in qnnpy (docs/core_aten_ops.md lists the ops that have one)"
+
+
+def _float_model_error(captured: CapturedGraph) -> ConversionError:
+    return ConversionError(
+        f"{captured.kind} computes no quantized tensor: it is a float model. Quantize it first: PT2E "
+        "(torch.export.export, then torchao's prepare_pt2e / calibrate / convert_pt2e, PyTorch's current flow), "
+        "eager mode (torch.ao.quantization prepare / calibrate / convert), FX (prepare_fx / convert_fx), or "
+        "torch.ao.quantization.quantize_dynamic for its linears.")
 
 
 def convert_captured(captured: CapturedGraph) -> QDQModule:
-    """Convert a captured model; every unsupported op is reported at once."""
-    ctx = ConversionContext(captured)
+    """Convert a captured model; every op that cannot be converted is reported at once."""
     gm = captured.module
     keys = [_table_key(gm, n) for n in gm.graph.nodes if n.op.startswith("call_")]
     dynamic = any(is_dynamic_quantized_op(k) for k in keys)
     weight_only = any(k in WEIGHT_ONLY_QUANTIZED for k in keys)
     if not dynamic and not weight_only and not any(_is_tensor(v) and v.is_quantized for v in captured.values.values()):
-        raise ConversionError(
-            f"{type(gm).__name__} computes no quantized tensor: it is a float model. Quantize it first "
-            "(torch.ao.quantization prepare/calibrate/convert, or prepare_fx/convert_fx)."
-        )
-    unsupported: list[tuple[str, str]] = []
+        raise _float_model_error(captured)
+    ctx = ConversionContext(captured)
+    problems: list[tuple[str, str]] = []
     failed: set[str] = set()
     for node in gm.graph.nodes:
         if node.op == "placeholder":
@@ -66,31 +109,56 @@ def convert_captured(captured: CapturedGraph) -> QDQModule:
             ctx.env[node.name] = ctx.graph.add_input(node.target, list(example.shape), _input_dtype(node.target, example))
             continue
         if node.op == "output":
-            if not unsupported:
-                for out in _outputs(node.args[0]):
-                    ctx.graph.mark_output(ctx.value(out, node))
+            if not problems:
+                _mark_outputs(ctx, node, captured.output_names)
             continue
         if node.op == "get_attr" or not _is_tensor(ctx.example(node)):
             if any(a.name in failed for a in node.all_input_nodes):
                 failed.add(node.name)  # a tuple of unconverted values (chunk of an unsupported op's output)
-            continue  # a constant (packed params, sizes, scales): converters read it from the example values
+            continue  # a constant (packed params, sizes, scales): converted where a converter uses it as a value
         converter = CONVERTERS.get(_table_key(gm, node))
         if converter is None:
-            kind = "" if ctx.example(node).is_quantized else " (float op: not part of a quantized region)"
-            unsupported.append((ctx.source(node), op_name(gm, node) + kind))
+            problems.append((ctx.source(node), f"{op_name(gm, node)}: {_why_unsupported(ctx, node)}"))
         if converter is None or any(a.name in failed for a in node.all_input_nodes):
             failed.add(node.name)  # downstream ops are still checked for converters, not converted
             continue
         try:
             ctx.env[node.name] = converter(ctx, node)
-        except ConversionError:
-            raise
-        except ValueError as e:  # the core's checks of a node (shapes, qparams), naming its op and source
-            raise ConversionError(str(e)) from e
-    if unsupported:
-        raise UnsupportedOpsError(unsupported)
+        except ConversionError as e:
+            problems.append((ctx.source(node), str(e)))
+            failed.add(node.name)
+        except Exception as e:  # noqa: BLE001  (a converter's own failure, reported with the op it met)
+            problems.append((ctx.source(node), f"{op_name(gm, node)}: {type(e).__name__} while converting: {e}"))
+            failed.add(node.name)
+    if problems:
+        raise UnsupportedOpsError(problems)
     torch_nodes = {ctx.graph.value(vid)["name"]: name for name, vid in ctx.env.items()}
     return QDQModule(ctx.graph, torch_nodes)
+
+
+def _mark_outputs(ctx: ConversionContext, node: torch.fx.Node, names: list[str] | None) -> None:
+    """Mark the model's outputs; those of a dict / dataclass output take their keys as value names."""
+    outputs = _outputs(node.args[0])
+    if names is None and _has_names(node.args[0]):
+        names = [path for path, _ in outputs]
+    for i, (_, out) in enumerate(outputs):
+        vid = ctx.value(out, node)
+        if names is not None:
+            vid = _named(ctx, vid, names[i], out)
+        ctx.graph.mark_output(vid)
+
+
+def _named(ctx: ConversionContext, vid: int, name: str, out: torch.fx.Node) -> int:
+    """The output value ``vid`` named ``name``: renamed when a node computed it, else (a graph input or a value
+    that is also another output) a copy under that name."""
+    info = ctx.graph.value(vid)
+    if vid in ctx.graph.inputs or vid in ctx.graph.outputs:
+        op = "reshape" if info["scale"] is not None else "float_reshape"
+        qparams = {"out_scale": info["scale"], "out_zero_point": info["zero_point"]} if info["scale"] is not None else {}
+        return ctx.graph.add_node(op, [vid], ctx.source(out), name, info["dtype"], ints={"shape": list(info["shape"])},
+                                  **qparams)
+    ctx.graph.rename_value(vid, name)
+    return vid
 
 
 def from_torch(model: torch.nn.Module | torch.export.ExportedProgram,
@@ -175,9 +243,51 @@ def _refuse_unconverted(model: torch.nn.Module) -> None:
 
 
 def capture(model: torch.nn.Module, example_inputs: tuple[torch.Tensor, ...]) -> CapturedGraph:
-    """The model's graph with every node's output on ``example_inputs`` (FX, TorchScript or PT2E front end)."""
+    """The model's graph with every node's output on ``example_inputs`` (FX, TorchScript or PT2E front end), its
+    float ops without a converter decomposed into aten ops and its constants folded. An eager model torch.fx
+    cannot trace (data-dependent Python, ``**kwargs``: Hugging Face models) is traced with
+    ``torch.jit.trace(strict=False)`` on the example inputs instead, with a warning saying why."""
+    captured = _front_end(model, example_inputs)
+    gm = captured.module
+    return decompose_float_ops(captured, lambda n: converts_in_float(_table_key(gm, n)))
+
+
+def _front_end(model: torch.nn.Module, example_inputs: tuple[torch.Tensor, ...]) -> CapturedGraph:
     if isinstance(model, torch.jit.ScriptModule):
         return capture_torchscript(model, example_inputs, known_ops=CONVERTERS)
     if is_pt2e_graph(model):
-        return capture_pt2e(model, example_inputs)
-    return capture_fx(model, example_inputs)
+        return capture_pt2e(model, example_inputs, has_integer_form)
+    try:
+        return capture_fx(model, example_inputs)
+    except FxTracingError as fx_error:
+        warnings.warn(f"{fx_error}; tracing {type(model).__name__} with torch.jit.trace(strict=False) on the example "
+                      "inputs instead (its control flow is fixed to what those inputs take)", stacklevel=3)
+        wrapped = _TensorOutputs(model)
+        try:
+            with torch.no_grad():
+                traced = torch.jit.trace(wrapped, example_inputs, strict=False, check_trace=False)
+        except Exception as e:
+            raise ConversionError(f"{fx_error}; torch.jit.trace failed too: {type(e).__name__}: {e}") from e
+        captured = capture_torchscript(traced, example_inputs, known_ops=CONVERTERS)
+        captured.kind = type(model).__name__
+        captured.output_names = wrapped.names
+        return captured
+
+
+class _TensorOutputs(torch.nn.Module):
+    """``model`` returning the tensors of its output structure (a Hugging Face ``ModelOutput``, a dataclass, a dict
+    of tuples...) as a flat tuple, which torch.jit.trace takes; ``names`` records each one's path in the structure
+    after a call ("last_hidden_state", "past_key_values.0.0"), None for a plain tensor output."""
+
+    def __init__(self, model: torch.nn.Module):
+        super().__init__()
+        self.model = model
+        self.names: list[str] | None = None
+
+    def forward(self, *inputs: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        out = self.model(*inputs)
+        if isinstance(out, torch.Tensor):
+            return (out,)
+        leaves = [(path, leaf) for path, leaf in pytree.tree_flatten_with_path(out)[0] if isinstance(leaf, torch.Tensor)]
+        self.names = [_path_name(path) for path, _ in leaves]
+        return tuple(leaf for _, leaf in leaves)

@@ -60,19 +60,9 @@ def convert_dynamic_linear(ctx: ConversionContext, node: torch.fx.Node, relu: bo
         reduce_range, expected_shape=list(ctx.example(node).shape))
 
 
-def convert_float_to(ctx: ConversionContext, node: torch.fx.Node) -> int:
-    """``aten::to`` of a float32 tensor to float32 in TorchScript, as ``nnqd.Linear.forward`` ends
-    (``Y.to(x.dtype)``): the identity; any other conversion is refused."""
-    x, y = ctx.example(node.args[0]), ctx.example(node)
-    if not (isinstance(x, torch.Tensor) and x.dtype == torch.float32 and y.dtype == torch.float32):
-        raise ConversionError(f"{ctx.source(node)} (aten::to): only float32 -> float32 is supported, got "
-                              f"{getattr(x, 'dtype', type(x).__name__)} -> {y.dtype}")
-    return ctx.value(node.args[0], node)
-
-
 def is_dynamic_quantized_op(key: Any) -> bool:
     """Whether a converter table key is a dynamic quantized op (a model with one is not a float model)."""
-    return key in DYNAMIC_CONVERTERS and key is not torch.ops.aten.to.dtype
+    return key in DYNAMIC_CONVERTERS
 
 
 DYNAMIC_CONVERTERS: dict[Any, Any] = {
@@ -84,7 +74,6 @@ DYNAMIC_CONVERTERS: dict[Any, Any] = {
     torch.ops.quantized.linear_relu_dynamic: OpForm(
         convert_dynamic_linear, "``torch.ops.quantized.linear_relu_dynamic(x, packed_params, reduce_range)``",
         relu=True),
-    torch.ops.aten.to.dtype: convert_float_to,
 }
 
 

@@ -145,8 +145,6 @@ EMBEDDING_CONVERTERS: dict[Any, Any] = {
     torch.ops.quantized.embedding_bag_byte: convert_quantized_embedding_bag,
     nn.Embedding: convert_float_embedding,
     F.embedding: convert_float_embedding,
-    torch.embedding: convert_float_embedding,  # aten::embedding of TorchScript graphs (weight first)
-    torch.ops.aten.embedding.default: convert_float_embedding,
 }
 
 # Modules whose weight is quantized while their output is float: a model made of them (and float ops) is

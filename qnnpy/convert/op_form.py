@@ -25,21 +25,53 @@ class OpForm:
 
 
 class AtenForm(OpForm):
-    """A table entry for an aten op of a PT2E graph: ``converter`` for the anchor of a quantized island
-    (a quantized example output), ``float_converter`` for the op left in float, or an error naming the op
-    when it has no float form."""
+    """A table entry for an aten op: ``converter`` for the anchor of a quantized island (a quantized example
+    output), None where qnnpy has no integer form of the op; ``float_converter`` for the op computing in float
+    (qnnpy.convert.float_aten), None where it has no float form."""
 
-    def __init__(self, converter: Callable[..., int], description: str,
+    def __init__(self, converter: Callable[..., int] | None, description: str,
                  float_converter: Callable[[ConversionContext, torch.fx.Node], int] | None = None, **arguments: Any):
         super().__init__(converter, description, **arguments)
         self.float_converter = float_converter
 
     def __call__(self, ctx: ConversionContext, node: torch.fx.Node) -> int:
-        if ctx.example(node).is_quantized:
-            return super().__call__(ctx, node)
+        example = ctx.example(node)
+        if isinstance(example, torch.Tensor) and example.is_quantized:
+            if self.converter is not None:
+                try:
+                    return super().__call__(ctx, node)
+                except (ConversionError, ValueError):
+                    if self.float_converter is None:
+                        raise
+            elif self.float_converter is None:
+                raise ConversionError(f"{ctx.source(node)}: {op_name(ctx.captured.module, node)} on quantized tensors "
+                                      "has no integer form in qnnpy")
+            return float_island(ctx, node, self.float_converter)
         if self.float_converter is None:
             raise ConversionError(
                 f"{ctx.source(node)}: {op_name(ctx.captured.module, node)} computes in float here (the quantizer "
                 "left it outside a quantized island) and qnnpy has no float form of it; quantize it "
                 "(annotate it in the quantizer) or leave it out of the model")
         return self.float_converter(ctx, node)
+
+
+def float_island(ctx: ConversionContext, node: torch.fx.Node, float_converter: Callable[[ConversionContext, torch.fx.Node], int]) -> int:
+    """A PT2E island ``dequantize -> op -> quantize`` in the form PT2E defines its numerics: the quantized inputs
+    dequantized, the op's float form, a quantize to the island's output qparams. For an island whose integer form
+    does not take this instance of the op (an add whose operands broadcast, ...)."""
+    where = ctx.source(node)
+    values = ctx.captured.values
+    saved_env: dict[str, int] = {}
+    saved_values: dict[str, Any] = {node.name: values[node.name]}
+    for a in node.all_input_nodes:
+        if a.name in ctx.env and isinstance(values.get(a.name), torch.Tensor) and values[a.name].is_quantized:
+            saved_env[a.name], saved_values[a.name] = ctx.env[a.name], values[a.name]
+            ctx.env[a.name] = ctx.graph.add_node("dequantize", [saved_env[a.name]], where, f"{where}_in", "float32")
+            values[a.name] = values[a.name].dequantize()
+    values[node.name] = saved_values[node.name].dequantize()
+    try:
+        y = float_converter(ctx, node)
+    finally:
+        ctx.env.update(saved_env)
+        values.update(saved_values)
+    return ctx.graph.add_node("quantize", [y], where, f"{where}_q", **ctx.quantized_output(node))

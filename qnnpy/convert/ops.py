@@ -16,34 +16,19 @@ import numpy as np
 import torch
 import torch.ao.nn.intrinsic.quantized as nniq
 import torch.ao.nn.quantized as nnq
+import torch.ao.quantization.fx._decomposed  # noqa: F401  registers the quantized_decomposed ops named below
 import torch.fx
 import torch.nn.functional as F
 from torch import nn
 
-from qnnpy.convert import aten_ops
 from qnnpy.convert.aten_ops import convert_aten_add, convert_aten_conv2d, convert_aten_linear, convert_aten_relu
 from qnnpy.convert.context import ConversionContext
 from qnnpy.convert.dynamic_ops import DYNAMIC_CONVERTERS
 from qnnpy.convert.embedding_ops import EMBEDDING_CONVERTERS
+from qnnpy.convert.float_aten import FLOAT_ATEN, FLOAT_TUPLE_OUTPUTS
+from qnnpy.convert.float_movement import permutation
 from qnnpy.convert.op_form import AtenForm, OpForm
 from qnnpy.convert.torch_weight_reader import conv_state, linear_state
-from qnnpy.convert.transformer_ops import (
-    OPERATOR_FORMS,
-    float_add,
-    float_div,
-    float_gelu,
-    float_island,
-    float_layer_norm,
-    float_matmul,
-    float_mul,
-    float_permute,
-    float_scaled_dot_product_attention,
-    float_select,
-    float_softmax,
-    float_sub,
-    permute_perm,
-    transpose_perm,
-)
 from qnnpy.errors import ConversionError
 
 Converter = Callable[[ConversionContext, torch.fx.Node], int]
@@ -204,10 +189,7 @@ def convert_add(ctx: ConversionContext, node: torch.fx.Node, relu: bool) -> int:
 
 
 def convert_relu(ctx: ConversionContext, node: torch.fx.Node) -> int:
-    """ReLU on a quantized tensor: max(q, zero_point), qparams unchanged; on a float tensor (between
-    dynamic-quantized layers) ``float_relu``."""
-    if not ctx.example(node).is_quantized:
-        return aten_ops.float_relu(ctx, node)
+    """ReLU on a quantized tensor: max(q, zero_point), qparams unchanged."""
     return ctx.add(node, "relu", [node.args[0]])
 
 
@@ -396,8 +378,7 @@ def convert_aten_adaptive_avg_pool2d(ctx: ConversionContext, node: torch.fx.Node
     return _adaptive_avg_pool2d(ctx, node, float_mean=True)
 
 
-def convert_avg_pool2d(ctx: ConversionContext, node: torch.fx.Node) -> int:
-    """``nn.AvgPool2d`` or ``F.avg_pool2d`` on a quantized tensor."""
+def _avg_pool2d(ctx: ConversionContext, node: torch.fx.Node, float_mean: bool) -> int:
     kernel, stride, padding, ceil_mode, count_include_pad, divisor_override = _attributes(
         ctx, node, kernel_size=None, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
         divisor_override=None)
@@ -409,7 +390,18 @@ def convert_avg_pool2d(ctx: ConversionContext, node: torch.fx.Node) -> int:
         "count_include_pad": [int(bool(count_include_pad))],
         "divisor_override": [int(divisor_override or 0)],
     }
-    return ctx.add(node, "avg_pool2d", [node.args[0]], ints=ints)
+    return ctx.add(node, "avg_pool2d", [node.args[0]], ints=ints | ({"float_mean": [1]} if float_mean else {}))
+
+
+def convert_avg_pool2d(ctx: ConversionContext, node: torch.fx.Node) -> int:
+    """``nn.AvgPool2d`` or ``F.avg_pool2d`` on a quantized tensor."""
+    return _avg_pool2d(ctx, node, float_mean=False)
+
+
+def convert_aten_avg_pool2d(ctx: ConversionContext, node: torch.fx.Node) -> int:
+    """``aten.avg_pool2d`` anchoring a PT2E island: PT2E computes it as dequantize -> float pool -> quantize,
+    which the runtime reproduces for nodes marked ``float_mean`` (see convert_aten_adaptive_avg_pool2d)."""
+    return _avg_pool2d(ctx, node, float_mean=True)
 
 
 def convert_upsample_nearest(ctx: ConversionContext, node: torch.fx.Node) -> int:
@@ -464,28 +456,18 @@ def convert_aten_mean(ctx: ConversionContext, node: torch.fx.Node) -> int:
 # --- shape -----------------------------------------------------------------------
 
 def convert_reshape(ctx: ConversionContext, node: torch.fx.Node) -> int:
-    """flatten / unflatten / reshape / view of a quantized tensor (``reshape``) or a float one (``float_reshape``, e.g. in a
-    dynamic-quantized model): the target shape is read from the example output."""
-    if not ctx.example(node).is_quantized:
-        return aten_ops.float_reshape(ctx, node)
+    """flatten / unflatten / reshape / view of a quantized tensor: the target shape is read from the example output."""
     return ctx.add(node, "reshape", [node.args[0]], ints={"shape": list(ctx.example(node).shape)})
 
 
-def _permute(ctx: ConversionContext, node: torch.fx.Node, perm: list[int]) -> int:
-    if not ctx.example(node).is_quantized:
-        return float_permute(ctx, node, perm)
-    return ctx.add(node, "permute", [node.args[0]], ints={"perm": perm})
-
-
 def convert_transpose(ctx: ConversionContext, node: torch.fx.Node) -> int:
-    """``torch.transpose`` / ``Tensor.transpose`` (aten.transpose) as a permutation of two axes, of a quantized
-    tensor (``permute``) or a float one (``float_permute``)."""
-    return _permute(ctx, node, transpose_perm(ctx, node))
+    """``torch.transpose`` / ``Tensor.transpose`` (aten.transpose) of a quantized tensor: a permutation of two axes."""
+    return ctx.add(node, "permute", [node.args[0]], ints={"perm": permutation(ctx, node)})
 
 
 def convert_permute(ctx: ConversionContext, node: torch.fx.Node) -> int:
-    """``torch.permute`` / ``Tensor.permute`` (aten.permute) of a quantized or a float tensor."""
-    return _permute(ctx, node, permute_perm(ctx, node))
+    """``torch.permute`` / ``Tensor.permute`` (aten.permute) of a quantized tensor."""
+    return ctx.add(node, "permute", [node.args[0]], ints={"perm": permutation(ctx, node)})
 
 
 # The ops whose tuple result convert_getitem takes apart: torch.fx's (eager / FX models) and aten's (PT2E graphs),
@@ -498,11 +480,15 @@ _DEQUANTIZE_OPS = ("dequantize", torch.dequantize, torch.ops.quantized_decompose
 
 
 def convert_getitem(ctx: ConversionContext, node: torch.fx.Node) -> int:
-    """One part of ``chunk`` / ``split`` (the tuple's ``[i]``), as a slice along the split axis."""
+    """One part of ``chunk`` / ``split`` (the tuple's ``[i]``), as a slice along the split axis; or one output of
+    an op with several (the values of ``max.dim``, the normalized output of ``native_layer_norm``...)."""
     parent, index = node.args
+    if isinstance(parent, torch.fx.Node) and parent.target in FLOAT_TUPLE_OUTPUTS:
+        return FLOAT_TUPLE_OUTPUTS[parent.target](ctx, parent, int(index), node)
     if not isinstance(parent, torch.fx.Node) or parent.target not in _SPLITTING_OPS:
-        raise ConversionError(f"{ctx.source(node)}: indexing a quantized value is supported only on the result of "
-                              f"chunk or split, not of {getattr(parent, 'target', parent)!r}")
+        raise ConversionError(f"{ctx.source(node)}: taking part {index} of the result of "
+                              f"{getattr(parent, 'target', parent)!r} is not supported (only of chunk, split and the "
+                              "ops with several outputs qnnpy knows)")
     parts = ctx.example(parent)
     axis = int(_arg(parent, 2, "dim", 0)) % parts[0].dim()
     begin = sum(p.shape[axis] for p in parts[:index])
@@ -515,8 +501,7 @@ def convert_getitem(ctx: ConversionContext, node: torch.fx.Node) -> int:
     # slicing commutes with dequantize, so the slice runs on the integer tensor. A float tensor
     # computed in float (a PT2E float island, e.g. ShuffleNetV2's channel shuffle) is sliced in float.
     if not (isinstance(source, torch.fx.Node) and source.target in _DEQUANTIZE_OPS):
-        return ctx.graph.add_node("float_slice", [ctx.value(source, node)], ctx.source(node), ctx.source(node),
-                                  "float32", ints=ints, floats={}, expected_shape=list(ctx.example(node).shape))
+        return ctx.add_plain(node, "float_slice", [ctx.value(source, node)], ints={**ints, "step": [1]})
     quantized_source = source.args[0]
     out = {**ctx.quantized_output(quantized_source), "expected_shape": list(ctx.example(node).shape)}
     sliced = ctx.graph.add_node("slice", [ctx.value(quantized_source, node)], ctx.source(node),
@@ -649,84 +634,69 @@ CONVERTERS: dict[Any, Converter] = {
     torch.ops.quantized.relu6: convert_relu6,
     torch.ops.quantized.sigmoid: convert_sigmoid,
     torch.ops.quantized.leaky_relu: convert_leaky_relu,
-    torch.ops.aten.upsample_nearest2d.vec: OpForm(
-        convert_upsample_nearest2d_aten, "``aten::upsample_nearest2d.vec`` (F.interpolate in TorchScript)", vec=True),
-    torch.ops.aten.upsample_nearest2d.default: OpForm(
-        convert_upsample_nearest2d_aten, "``aten::upsample_nearest2d`` with scales_h / scales_w", vec=False),
 }
 
 _aten = torch.ops.aten
 _qd = torch.ops.quantized_decomposed
-# PT2E graphs (torch.export + prepare_pt2e / convert_pt2e, captured by qnnpy.capture.pt2e_capture).
+# PT2E graphs (torch.export + prepare_pt2e / convert_pt2e, captured by qnnpy.capture.pt2e_capture), and the aten ops
+# of TorchScript graphs and of decomposed float ops: each aten op is an AtenForm of its integer form, where qnnpy has
+# one (the op anchoring a quantized island), and its float form (qnnpy.convert.float_aten).
+_INTEGER_FORMS: dict[Any, tuple] = {  # op -> (converter, description[, the arguments the form fixes])
+    _aten.conv2d.default: (convert_aten_conv2d, "``aten.conv2d``"),
+    _aten.linear.default: (convert_aten_linear, "``aten.linear``"),
+    _aten.add.Tensor: (convert_aten_add, "``aten.add.Tensor``"),
+    _aten.mul.Tensor: (convert_mul, "``aten.mul.Tensor``"),
+    _aten.relu.default: (convert_aten_relu, "``aten.relu``"),
+    _aten.hardtanh.default: (convert_hardtanh, "``aten.hardtanh``"),
+    _aten.hardswish.default: (convert_hardswish, "``aten.hardswish``"),
+    _aten.hardsigmoid.default: (convert_hardsigmoid, "``aten.hardsigmoid``"),
+    _aten.sigmoid.default: (convert_sigmoid, "``aten.sigmoid``"),
+    _aten.max_pool2d.default: (convert_max_pool2d, "``aten.max_pool2d``"),
+    _aten.avg_pool2d.default: (convert_aten_avg_pool2d, "``aten.avg_pool2d``"),
+    _aten.upsample_nearest2d.vec: (convert_upsample_nearest2d_aten, "``aten::upsample_nearest2d.vec`` (F.interpolate "
+                                   "in TorchScript)", {"vec": True}),
+    _aten.upsample_nearest2d.default: (convert_upsample_nearest2d_aten, "``aten::upsample_nearest2d`` with scales_h / "
+                                       "scales_w", {"vec": False}),
+    _aten.adaptive_avg_pool2d.default: (convert_aten_adaptive_avg_pool2d, "``aten.adaptive_avg_pool2d``"),
+    _aten.mean.dim: (convert_aten_mean, "``aten.mean.dim`` over the spatial axes"),
+    _aten.cat.default: (convert_cat, "``aten.cat``"),
+    _aten.flatten.using_ints: (convert_reshape, "``aten.flatten``"),
+    _aten.view.default: (convert_reshape, "``aten.view``"),
+    _aten.reshape.default: (convert_reshape, "``aten.reshape``"),
+    _aten.unflatten.int: (convert_reshape, "``aten.unflatten``"),
+    _aten.unsqueeze.default: (convert_reshape, "``aten.unsqueeze``"),
+    _aten.squeeze.dim: (convert_reshape, "``aten.squeeze.dim``"),
+    _aten.squeeze.dims: (convert_reshape, "``aten.squeeze.dims``"),
+    _aten.permute.default: (convert_permute, "``aten.permute``"),
+    _aten.transpose.int: (convert_transpose, "``aten.transpose``"),
+    _aten.softmax.int: (convert_quantized_softmax, "``aten.softmax.int``"),
+    _aten._softmax.default: (convert_quantized_softmax, "``aten._softmax``"),
+    _aten.layer_norm.default: (convert_quantized_layer_norm, "``aten.layer_norm``"),
+}
 CONVERTERS.update({
     _qd.quantize_per_tensor.default: convert_quantize,
     _qd.quantize_per_tensor.tensor: convert_quantize,
     _qd.dequantize_per_tensor.default: convert_dequantize,
     _qd.dequantize_per_tensor.tensor: convert_dequantize,
-    _aten.conv2d.default: AtenForm(convert_aten_conv2d, "``aten.conv2d``", aten_ops.float_conv2d),
-    _aten.linear.default: AtenForm(convert_aten_linear, "``aten.linear``", aten_ops.float_linear),
-    _aten.add.Tensor: AtenForm(convert_aten_add, "``aten.add.Tensor``", float_add),
-    _aten.add_.Tensor: AtenForm(convert_aten_add, "``aten.add_.Tensor``", float_add),
-    _aten.mul.Tensor: AtenForm(convert_mul, "``aten.mul.Tensor``", float_mul),
-    _aten.relu.default: AtenForm(convert_aten_relu, "``aten.relu``", aten_ops.float_relu),
-    _aten.relu_.default: AtenForm(convert_aten_relu, "``aten.relu_``", aten_ops.float_relu),
-    _aten.hardtanh.default: AtenForm(convert_hardtanh, "``aten.hardtanh``", aten_ops.float_hardtanh),
-    _aten.hardtanh_.default: AtenForm(convert_hardtanh, "``aten.hardtanh_``", aten_ops.float_hardtanh),
-    _aten.hardswish.default: AtenForm(convert_hardswish, "``aten.hardswish``", aten_ops.float_hardswish),
-    _aten.hardswish_.default: AtenForm(convert_hardswish, "``aten.hardswish_``", aten_ops.float_hardswish),
-    _aten.hardsigmoid.default: AtenForm(convert_hardsigmoid, "``aten.hardsigmoid``", aten_ops.float_hardsigmoid),
-    _aten.sigmoid.default: AtenForm(convert_sigmoid, "``aten.sigmoid``"),
-    _aten.max_pool2d.default: AtenForm(convert_max_pool2d, "``aten.max_pool2d``"),
-    _aten.avg_pool2d.default: AtenForm(convert_avg_pool2d, "``aten.avg_pool2d``"),
-    _aten.adaptive_avg_pool2d.default: AtenForm(
-        convert_aten_adaptive_avg_pool2d, "``aten.adaptive_avg_pool2d``", aten_ops.float_adaptive_avg_pool2d),
-    _aten.mean.dim: AtenForm(convert_aten_mean, "``aten.mean.dim`` over the spatial axes", aten_ops.float_mean),
-    _aten.cat.default: AtenForm(convert_cat, "``aten.cat``", aten_ops.float_cat),
-    _aten.flatten.using_ints: AtenForm(convert_reshape, "``aten.flatten``", aten_ops.float_reshape),
-    _aten.view.default: AtenForm(convert_reshape, "``aten.view``", aten_ops.float_reshape),
-    _aten.reshape.default: AtenForm(convert_reshape, "``aten.reshape``", aten_ops.float_reshape),
-    _aten.permute.default: AtenForm(convert_permute, "``aten.permute``", convert_permute),
-    _aten.transpose.int: AtenForm(convert_transpose, "``aten.transpose``", convert_transpose),
 })
+for _op in [*_INTEGER_FORMS, *(op for op in FLOAT_ATEN if op not in _INTEGER_FORMS)]:
+    _integer, _description, *_arguments = _INTEGER_FORMS.get(_op, (None, f"``{_op}``"))
+    CONVERTERS[_op] = AtenForm(_integer, _description, FLOAT_ATEN.get(_op), **(_arguments[0] if _arguments else {}))
 
-# Transformer encoders (qnnpy/convert/transformer_ops.py): the float ops around attention, in PT2E graphs
-# (an island around an op without an integer form is computed as PT2E defines it: dequantize -> float op ->
-# quantize) and in dynamic-quantized models traced by torch.fx (everything but the linears is float).
-CONVERTERS.update({
-    _aten.softmax.int: AtenForm(convert_quantized_softmax, "``aten.softmax.int``", float_softmax),
-    _aten._softmax.default: AtenForm(convert_quantized_softmax, "``aten._softmax``", float_softmax),
-    _aten.layer_norm.default: AtenForm(convert_quantized_layer_norm, "``aten.layer_norm``", float_layer_norm),
-    _aten.gelu.default: AtenForm(float_island(float_gelu), "``aten.gelu``", float_gelu),
-    _aten.matmul.default: AtenForm(float_island(float_matmul), "``aten.matmul``", float_matmul),
-    _aten.bmm.default: AtenForm(float_island(float_matmul), "``aten.bmm``", float_matmul),
-    _aten.sub.Tensor: AtenForm(float_island(float_sub), "``aten.sub.Tensor``", float_sub),
-    _aten.div.Tensor: AtenForm(float_island(float_div), "``aten.div.Tensor``", float_div),
-    _aten.select.int: AtenForm(float_island(float_select), "``aten.select.int``", float_select),
-    _aten.scaled_dot_product_attention.default: AtenForm(
-        float_island(float_scaled_dot_product_attention), "``aten.scaled_dot_product_attention``",
-        float_scaled_dot_product_attention),
-    _aten.unflatten.int: AtenForm(convert_reshape, "``aten.unflatten``", aten_ops.float_reshape),
-    _aten.unsqueeze.default: AtenForm(convert_reshape, "``aten.unsqueeze``", aten_ops.float_reshape),
-    _aten.squeeze.dim: AtenForm(convert_reshape, "``aten.squeeze.dim``", aten_ops.float_reshape),
-    _aten.squeeze.dims: AtenForm(convert_reshape, "``aten.squeeze.dims``", aten_ops.float_reshape),
-    nn.LayerNorm: float_layer_norm,
-    F.layer_norm: float_layer_norm,
-    torch.layer_norm: float_layer_norm,
-    nn.GELU: float_gelu,
-    F.gelu: float_gelu,
-    torch.softmax: float_softmax,
-    F.softmax: float_softmax,
-    "Tensor.softmax": float_softmax,
-    torch.matmul: float_matmul,
-    torch.bmm: float_matmul,
-    "Tensor.matmul": float_matmul,
-    torch.add: float_add,
-    "Tensor.add": float_add,
-    torch.sub: float_sub,
-    "Tensor.sub": float_sub,
-    torch.mul: float_mul,
-    "Tensor.mul": float_mul,
-    torch.div: float_div,
-    "Tensor.div": float_div,
-    **OPERATOR_FORMS,
-})
+
+def has_integer_form(target: Any) -> bool:
+    """Whether an aten op anchoring a PT2E island has an integer form in qnnpy (else the island stays
+    dequantize -> float op -> quantize)."""
+    form = CONVERTERS.get(target)
+    return isinstance(form, AtenForm) and form.converter is not None
+
+
+def converts_in_float(target: Any) -> bool:
+    """Whether a node calling ``target`` on unquantized tensors converts as it is: an aten op with a float form,
+    or one whose tuple of outputs ``operator.getitem`` takes apart. Other float nodes (the Python functions,
+    methods and modules of eager / FX graphs) are decomposed into aten ops first."""
+    if target is operator.getitem:
+        return True
+    form = CONVERTERS.get(target)
+    return (isinstance(form, AtenForm) and form.float_converter is not None) or target in FLOAT_TUPLE_OUTPUTS \
+        or target in _SPLITTING_OPS

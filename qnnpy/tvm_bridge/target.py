@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from qnnpy.tvm_bridge._tvm import tvm_module
+from qnnpy.optional_tvm import tvm_module
 
 
 def _option_value(text: str) -> Any:

@@ -81,6 +81,20 @@ int add_conv(Graph& g, int x, const std::string& source, const std::string& name
              state_version, to_vector<int64_t>(config));
 }
 
+// A param of a plain dtype (float32, int64, int32 or bool) holding `array`'s values.
+Param plain_param(const std::string& name, const py::array& array, bool exported) {
+  const py::array a = py::array::ensure(array, py::array::c_style);
+  if (!a) throw py::error_already_set();
+  Param p;
+  p.name = name;
+  p.dtype = dtype_from_name(py::str(a.dtype()).cast<std::string>());
+  if (!is_plain_dtype(p.dtype)) throw std::invalid_argument("param '" + name + "': dtype " + dtype_name(p.dtype) + " is not plain");
+  p.shape = shape_of(a);
+  p.bytes.assign(static_cast<const uint8_t*>(a.data()), static_cast<const uint8_t*>(a.data()) + a.nbytes());
+  p.exported = exported;
+  return p;
+}
+
 }  // namespace
 
 void bind_graph(py::module_& m) {
@@ -116,19 +130,28 @@ void bind_graph(py::module_& m) {
           [](Graph& g, const std::string& op, const std::vector<int>& inputs, const std::string& source,
              const std::string& out_name, const std::string& out_dtype, std::optional<float> out_scale,
              std::optional<int> out_zero_point, const std::map<std::string, std::vector<int64_t>>& ints,
-             const std::map<std::string, double>& floats, const Shape& expected_shape) {
+             const std::map<std::string, double>& floats, const Shape& expected_shape,
+             const std::map<std::string, py::array>& params, bool export_params) {
             Node n;
             n.op = op;
             n.source = source;
             n.inputs = inputs;
             n.ints = ints;
             n.floats = floats;
+            for (const auto& [role, array] : params) n.params[role] = g.add_param(plain_param(out_name + "_" + role, array, export_params));
             return g.add_node(std::move(n), make_output(out_name, out_dtype, out_scale, out_zero_point), expected_shape);
           },
           py::arg("op"), py::arg("inputs"), py::arg("source"), py::arg("out_name"), py::arg("out_dtype"),
           py::arg("out_scale") = py::none(), py::arg("out_zero_point") = py::none(),
           py::arg("ints") = std::map<std::string, std::vector<int64_t>>{},
-          py::arg("floats") = std::map<std::string, double>{}, py::arg("expected_shape") = Shape{});
+          py::arg("floats") = std::map<std::string, double>{}, py::arg("expected_shape") = Shape{},
+          py::arg("params") = std::map<std::string, py::array>{}, py::arg("export_params") = true,
+          "Add a node. `params` maps roles to arrays (float32, int64, int32 or bool, no qparams) that become params "
+          "named <out_name>_<role>: function parameters of the Relax module, or with export_params=False runtime-only "
+          "data (a scalar constant is then inlined).")
+      .def("rename_value", &Graph::rename_value, py::arg("value"), py::arg("name"),
+           "Give a value a new name (made a unique identifier), e.g. an output its key in the model's output dict; "
+           "returns the name it got.");
   std::apply([&](auto... args) { graph.def("add_conv2d", &add_conv<add_conv2d_node>, args...); }, conv_args);
   std::apply([&](auto... args) { graph.def("add_conv_transpose2d", &add_conv<add_conv_transpose2d_node>, args...); }, conv_args);
   graph

@@ -18,6 +18,10 @@ py::array checked(py::array a) {
 py::array typed_input(const py::array& a, const Value& v) {
   if (v.dtype == DType::Float32) return checked(FloatArray::ensure(a));
   const char kind = a.dtype().kind();
+  if (v.dtype == DType::Bool) {
+    if (kind != 'b') throw std::invalid_argument("runtime: input '" + v.name + "' takes a bool array, got " + std::string(py::str(a.dtype())));
+    return checked(py::array_t<bool, py::array::c_style | py::array::forcecast>::ensure(a));
+  }
   if (kind != 'i' && kind != 'u') {
     throw std::invalid_argument("runtime: input '" + v.name + "' takes " + dtype_name(v.dtype) + " indices, got an array of " +
                                 std::string(py::str(a.dtype())));

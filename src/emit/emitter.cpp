@@ -1,5 +1,6 @@
 #include "emit/emitter.h"
 
+#include <cmath>
 #include <cstdio>
 #include <stdexcept>
 
@@ -43,6 +44,15 @@ std::string float_literal(double v) {
 }
 
 std::string int_const(int64_t v) { return "R.const(" + std::to_string(v) + ", \"int32\")"; }
+
+std::string scalar_const(double v, DType dtype) {
+  if (dtype == DType::Bool) return std::string("R.const(") + (v != 0.0 ? "True" : "False") + ", \"bool\")";
+  if (std::isinf(v)) return std::string("R.const(float(\"") + (v < 0 ? "-" : "") + "inf\"), \"float32\")";
+  return float_const(static_cast<float>(v));
+}
+
+std::string call(const std::string& f, const std::string& x) { return f + "(" + x + ")"; }
+std::string call(const std::string& f, const std::string& x, const std::string& y) { return f + "(" + x + ", " + y + ")"; }
 
 std::string int_list(const std::vector<int64_t>& v) {
   std::string s = "[";

@@ -17,6 +17,11 @@ namespace qnnpy {
 std::string float_const(float v);
 std::string float_literal(double v);
 std::string int_const(int64_t v);
+// A Relax scalar constant: float32 (infinities included) or bool.
+std::string scalar_const(double v, DType dtype);
+// `f(args...)`, a Relax call.
+std::string call(const std::string& f, const std::string& x);
+std::string call(const std::string& f, const std::string& x, const std::string& y);
 std::string int_list(const std::vector<int64_t>& v);
 // Symmetric padding (h, w) in Relax's (top, left, bottom, right) order.
 std::string padding4(const std::vector<int64_t>& p);
@@ -31,6 +36,8 @@ class Emitter {
   const Graph& graph() const { return g_; }
   // The name of node n's output variable.
   const std::string& out_name(const Node& n) const { return g_.value(n.output).name; }
+  // The variable of node n's input i, as it is (float ops take their inputs undequantized).
+  const std::string& in_name(const Node& n, size_t i) const { return g_.value(n.inputs.at(i)).name; }
 
   // A Relax shape literal; with a dynamic batch, dim 0 is the function's symbolic batch variable.
   std::string shape_expr(const Shape& shape) const;

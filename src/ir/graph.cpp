@@ -54,7 +54,8 @@ void check_param_qparams(const Param& p) {
   for (float s : q.scale) {
     if (!(s > 0.0f) || !std::isfinite(s)) fail("scale " + std::to_string(s) + " is not a finite positive number");
   }
-  if (p.dtype == DType::Float32) return;
+  if ((p.dtype == DType::Int64 || p.dtype == DType::Bool) && !q.empty()) fail("int64 and bool params take no quantization parameters");
+  if (p.dtype == DType::Float32 || q.empty()) return;
   for (int32_t zp : q.zero_point) {
     if (zp < dtype_min(p.dtype) || zp > dtype_max(p.dtype)) {
       fail("zero point " + std::to_string(zp) + " outside the range of " + dtype_name(p.dtype));
@@ -121,9 +122,9 @@ int Graph::add_input(const std::string& name, const Shape& shape, DType dtype) {
   check_mutable();
   check_printable(name, "input name");
   checked_num_elements(shape, "input '" + name + "'");
-  if (dtype != DType::Float32 && dtype != DType::Int64 && dtype != DType::Int32) {
+  if (!is_plain_dtype(dtype)) {
     throw std::invalid_argument("input '" + name + "': dtype " + dtype_name(dtype) +
-                                " is not an input dtype (float32, or int64 / int32 indices)");
+                                " is not an input dtype (float32, int64 / int32 or bool)");
   }
   Value v;
   v.name = unique_name(name);
@@ -142,12 +143,16 @@ int Graph::add_param(Param p) {
     throw std::invalid_argument("param '" + p.name + "': " + std::to_string(p.bytes.size()) +
                                 " bytes do not fit shape " + shape_str(p.shape) + " of " + dtype_name(p.dtype));
   }
-  if (p.dtype == DType::Int64) throw std::invalid_argument("param '" + p.name + "': int64 params are not supported");
+  if (p.dtype == DType::Bool) {
+    for (uint8_t b : p.bytes) {
+      if (b > 1) throw std::invalid_argument("param '" + p.name + "' holds the byte " + std::to_string(b) + " (bool must be 0 or 1)");
+    }
+  }
   check_param_qparams(p);
-  if (p.dtype == DType::Float32) {
+  if (p.dtype == DType::Float32) {  // infinities: allowed in constants, refused by the ops' rules elsewhere (Checker::param)
     const float* f = p.data<float>();
     for (size_t i = 0; i < p.bytes.size() / sizeof(float); ++i) {
-      if (!std::isfinite(f[i])) throw std::invalid_argument("param '" + p.name + "' holds " + std::to_string(f[i]) + " (not finite)");
+      if (std::isnan(f[i])) throw std::invalid_argument("param '" + p.name + "' holds nan (not finite)");
     }
   }
   p.name = unique_name(p.name);
@@ -197,6 +202,16 @@ int Graph::add_node(Node node, Value output, const Shape& expected_shape) {
   node.output = add_value(std::move(output));
   nodes_.push_back(std::move(node));
   return nodes_.back().output;
+}
+
+std::string Graph::rename_value(int value_id, const std::string& name) {
+  check_mutable();
+  check_printable(name, "value name");
+  value(value_id);
+  Value& v = values_[value_id];
+  used_names_.erase(v.name);
+  v.name = unique_name(name);
+  return v.name;
 }
 
 void Graph::mark_output(int value_id) {

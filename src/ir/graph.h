@@ -85,6 +85,8 @@ class Graph {
   // `expected_shape` is non-empty, checks it against the inferred one.
   int add_node(Node node, Value output, const Shape& expected_shape = {});
   void mark_output(int value_id);
+  // Renames a value (made a unique identifier by unique_name); returns the name it got.
+  std::string rename_value(int value_id, const std::string& name);
   // Makes the graph read-only: an Executor freezes the graph it runs, since its
   // runners keep references into it; adding to a frozen graph throws std::logic_error.
   void freeze() const { frozen_.set = true; }

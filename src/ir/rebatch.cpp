@@ -36,13 +36,24 @@ Graph with_batch(const Graph& g, int64_t batch) {
   Graph out;
   for (const Param& p : g.params()) out.add_param(p);
   std::vector<int> new_id(g.values().size(), -1);
+  // Values computed from constants alone (float_constant nodes and what only they feed): no batch.
+  std::vector<bool> batch_free(g.values().size(), false);
   for (int id : g.inputs()) new_id[id] = out.add_input(g.value(id).name, with_dim0(g.value(id).shape, batch), g.value(id).dtype);
   for (const Node& n : g.nodes()) {
     Node copy = n;
-    for (int& in : copy.inputs) in = new_id[in];
+    bool constant = true;
+    for (int& in : copy.inputs) {
+      constant = constant && batch_free[in];
+      in = new_id[in];
+    }
+    const Value& v = g.value(n.output);
+    if (constant) {
+      batch_free[n.output] = true;
+      new_id[n.output] = out.add_node(std::move(copy), v, v.shape);
+      continue;
+    }
     auto target = copy.ints.find("shape");
     if (target != copy.ints.end()) target->second = with_dim0(target->second, batch);
-    const Value& v = g.value(n.output);
     if (v.shape.empty() || v.shape[0] != original) {
       fail(n.op + " (" + n.source + ") output " + shape_str(v.shape) + " does not have the batch " +
            std::to_string(original) + " as dim 0");

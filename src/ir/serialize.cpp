@@ -10,7 +10,8 @@ namespace {
 
 // A graph file starts with "QNNPYG" and the format version in two ASCII digits. Integer
 // (int64 / int32 index) inputs need no new version: a value's dtype byte already holds them, and
-// a qnnpy without them refuses such a file as holding an unknown dtype.
+// a qnnpy without them refuses such a file as holding an unknown dtype. The same holds for bool
+// values and the int64 / bool params of float ops' constants.
 constexpr char kMagic[6] = {'Q', 'N', 'N', 'P', 'Y', 'G'};
 constexpr int kFormatVersion = 1;
 
@@ -70,7 +71,7 @@ Value read_value(Reader& r) {
   Value v;
   v.name = r.str();
   v.dtype = static_cast<DType>(r.pod<uint8_t>());
-  if (v.dtype > DType::Int64) throw std::invalid_argument("graph file holds an unknown dtype");
+  if (v.dtype > DType::Bool) throw std::invalid_argument("graph file holds an unknown dtype");
   v.shape = r.vec<int64_t>();
   v.q = r.qparams();
   return v;
@@ -138,7 +139,7 @@ Graph deserialize_graph(const std::string& bytes) {
     Param p;
     p.name = r.str();
     p.dtype = static_cast<DType>(r.pod<uint8_t>());
-    if (p.dtype > DType::Int64) throw std::invalid_argument("graph file holds an unknown dtype");
+    if (p.dtype > DType::Bool) throw std::invalid_argument("graph file holds an unknown dtype");
     p.shape = r.vec<int64_t>();
     p.bytes = r.vec<uint8_t>();
     p.q = r.qparams();

@@ -1,6 +1,7 @@
 #include "ops/checker.h"
 
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
 
 #include "ir/limits.h"
@@ -11,6 +12,17 @@ void Checker::fail(const std::string& msg) const { throw std::invalid_argument(n
 
 void Checker::inputs(size_t count) const {
   if (n.inputs.size() != count) fail("expects " + std::to_string(count) + " input(s), got " + std::to_string(n.inputs.size()));
+}
+
+const Param& Checker::param(const std::string& role) const {
+  const Param& p = g.node_param(n, role);
+  if (p.dtype == DType::Float32) {
+    const float* f = p.data<float>();
+    for (size_t i = 0; i < p.bytes.size() / sizeof(float); ++i) {
+      if (!std::isfinite(f[i])) fail("param '" + p.name + "' holds " + std::to_string(f[i]) + " (not finite)");
+    }
+  }
+  return p;
 }
 
 void Checker::quantized(const Value& v) const {
@@ -72,6 +84,36 @@ int64_t Checker::axis(const std::string& key, size_t rank) const {
   return axis;
 }
 
+std::vector<int64_t> Checker::axes(const std::string& key, size_t rank) const {
+  std::vector<int64_t> out;
+  for (int64_t a : n.ints_attr(key)) {
+    const int64_t axis = a < 0 ? a + static_cast<int64_t>(rank) : a;
+    if (axis < 0 || axis >= static_cast<int64_t>(rank)) fail("attribute '" + key + "' holds axis " + std::to_string(a) +
+                                                             ", out of range for rank " + std::to_string(rank));
+    if (std::find(out.begin(), out.end(), axis) != out.end()) fail("attribute '" + key + "' names axis " + std::to_string(a) + " twice");
+    out.push_back(axis);
+  }
+  return out;
+}
+
+void Checker::dtype(const Value& v, DType t) const {
+  if (v.dtype != t) fail("'" + v.name + "' must be " + dtype_name(t) + ", got " + dtype_name(v.dtype));
+}
+
+DType Checker::same_dtype(size_t first) const {
+  const DType t = in(first).dtype;
+  for (size_t i = first + 1; i < n.inputs.size(); ++i) {
+    if (in(i).dtype != t) fail("inputs differ in dtype (" + std::string(dtype_name(t)) + " and " + dtype_name(in(i).dtype) + ")");
+  }
+  return t;
+}
+
+void Checker::numeric(const Value& v) const {
+  if (v.dtype != DType::Float32 && !is_index_dtype(v.dtype)) {
+    fail("'" + v.name + "' must be float32, int64 or int32, got " + dtype_name(v.dtype));
+  }
+}
+
 int64_t window_output_size(int64_t in, int64_t kernel, int64_t stride, int64_t pad, int64_t dilation, bool ceil_mode) {
   const int64_t span = in + 2 * pad - dilation * (kernel - 1) - 1;
   // Rounded toward minus infinity, as PyTorch's div_rtn: a dilated window longer than the padded input
@@ -100,11 +142,6 @@ Shape concat_shape(const Checker& c) {
     shape[axis] += x.shape[axis];
   }
   return shape;
-}
-
-Shape float_binary_rule(const Checker& c, const Value&) {
-  c.inputs(2);
-  return c.broadcast(c.in(0).shape, c.in(1).shape);
 }
 
 Shape float_unary_rule(const Checker& c, const Value&) {

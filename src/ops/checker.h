@@ -20,6 +20,9 @@ struct Checker {
     if (i >= n.inputs.size()) fail("expects at least " + std::to_string(i + 1) + " input(s), got " + std::to_string(n.inputs.size()));
     return g.value(n.inputs[i]);
   }
+  // The node's param of `role`; a float32 one must hold finite values (constants, which may hold
+  // infinities, read theirs through the graph).
+  const Param& param(const std::string& role) const;
   void quantized(const Value& v) const;
   // Quantized with one scale and zero point (the input of a weighted layer).
   void quantized_per_tensor(const Value& v) const;
@@ -37,6 +40,14 @@ struct Checker {
   Shape broadcast(const Shape& a, const Shape& b) const;
   // A possibly negative axis attribute, normalized against `rank`.
   int64_t axis(const std::string& key, size_t rank) const;
+  // A list attribute of distinct, possibly negative axes, normalized against `rank`.
+  std::vector<int64_t> axes(const std::string& key, size_t rank) const;
+  // Value `v` (an input, or the output) must have dtype `t`.
+  void dtype(const Value& v, DType t) const;
+  // Every input has the dtype of input 0 (from input `first` on); returns it.
+  DType same_dtype(size_t first = 0) const;
+  // float32 or an integer dtype (int64 / int32): what arithmetic takes.
+  void numeric(const Value& v) const;
 };
 
 // Output extent of a sliding window (arguments bounded by kMaxExtent, so no overflow), PyTorch's formula (ceil_mode as in pooling).
@@ -46,9 +57,7 @@ int64_t window_output_size(int64_t in, int64_t kernel, int64_t stride, int64_t p
 // input, equal ranks, equal extents outside the axis (cat, float_cat).
 Shape concat_shape(const Checker& c);
 
-// The rules of float ops: two inputs broadcast (NumPy's rule, PyTorch's for binary ops); one
-// input whose shape the output keeps.
-Shape float_binary_rule(const Checker& c, const Value& out);
+// The rule of float ops of one input whose shape the output keeps.
 Shape float_unary_rule(const Checker& c, const Value& out);
 
 // The rule of ops with one quantized input whose output has the input's shape.

@@ -31,7 +31,7 @@ void check_bias(const Checker& c, const Param& w, int64_t channels) {
     if (c.n.has_param("bias_float")) c.fail("has param 'bias_float' without 'bias'");
     return;
   }
-  const Param& b = c.g.node_param(c.n, "bias");
+  const Param& b = c.param("bias");
   if (b.dtype != DType::Int32 || b.shape != Shape{channels}) {
     c.fail("bias must be int32 with one value per output channel " + shape_str({channels}) + ", got " +
            dtype_name(b.dtype) + " " + shape_str(b.shape));
@@ -40,7 +40,7 @@ void check_bias(const Checker& c, const Param& w, int64_t channels) {
       b.q.per_channel() != w.q.per_channel()) {
     c.fail("bias must be quantized like the weight (per tensor or per output channel)");
   }
-  const Param& bf = c.g.node_param(c.n, "bias_float");
+  const Param& bf = c.param("bias_float");
   if (bf.dtype != DType::Float32 || bf.shape != b.shape) c.fail("bias_float must be float32 " + shape_str(b.shape));
 }
 
@@ -49,7 +49,7 @@ Shape conv2d_rule(const Checker& c, const Value&) {
   const Value& x = c.in(0);
   c.quantized_per_tensor(x);
   c.rank(x, 4);
-  const Param& w = c.g.node_param(c.n, "weight");
+  const Param& w = c.param("weight");
   if (w.dtype != DType::Int8 || w.shape.size() != 4) c.fail("weight must be int8 OIHW, got " + shape_str(w.shape));
   check_weight_qparams(c, w);
   auto stride = c.pair("stride"), padding = c.pair("padding"), dilation = c.pair("dilation");
@@ -82,7 +82,7 @@ Shape conv_transpose2d_rule(const Checker& c, const Value&) {
   const Value& x = c.in(0);
   c.quantized_per_tensor(x);
   c.rank(x, 4);
-  const Param& w = c.g.node_param(c.n, "weight");
+  const Param& w = c.param("weight");
   if (w.dtype != DType::Int8 || w.shape.size() != 4) c.fail("weight must be int8 (in, out/groups, kh, kw)");
   check_weight_qparams(c, w);
   if (w.q.per_channel()) c.fail("per-channel weights of a transposed conv are not supported (PyTorch does not produce them either)");
@@ -113,7 +113,7 @@ Shape linear_rule(const Checker& c, const Value&) {
   c.inputs(1);
   const Value& x = c.in(0);
   c.quantized_per_tensor(x);
-  const Param& w = c.g.node_param(c.n, "weight");
+  const Param& w = c.param("weight");
   if (w.dtype != DType::Int8 || w.shape.size() != 2) c.fail("weight must be int8 (out, in), got " + shape_str(w.shape));
   check_weight_qparams(c, w);
   if (x.shape.empty() || x.shape.back() != w.shape[1]) {

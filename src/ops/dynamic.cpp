@@ -20,7 +20,7 @@ Shape dynamic_linear_rule(const Checker& c, const Value&) {
   const Value& x = c.in(0);
   if (x.dtype != DType::Float32) c.fail("input '" + x.name + "' must be float32 (dynamic quantization quantizes it at run time)");
   if (x.shape.size() < 2) c.fail("input must have rank >= 2 (PyTorch's linear_dynamic), has shape " + shape_str(x.shape));
-  const Param& w = c.g.node_param(c.n, "weight");
+  const Param& w = c.param("weight");
   if (w.dtype != DType::Int8 || w.shape.size() != 2) c.fail("weight must be int8 (out, in), got " + shape_str(w.shape));
   const size_t channels = w.q.per_channel() ? static_cast<size_t>(w.shape[0]) : 1;
   if (w.q.per_channel() && w.q.axis != 0) c.fail("per-channel weight must be quantized along axis 0");
@@ -29,7 +29,7 @@ Shape dynamic_linear_rule(const Checker& c, const Value&) {
   }
   if (x.shape.back() != w.shape[1]) c.fail("input " + shape_str(x.shape) + " does not match weight " + shape_str(w.shape));
   if (c.n.has_param("bias")) {
-    const Param& b = c.g.node_param(c.n, "bias");
+    const Param& b = c.param("bias");
     if (b.dtype != DType::Float32 || b.shape != Shape{w.shape[0]}) {
       c.fail("bias must be float32 " + shape_str({w.shape[0]}) + ", got " + dtype_name(b.dtype) + " " + shape_str(b.shape));
     }

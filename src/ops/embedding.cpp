@@ -33,20 +33,20 @@ void index_input(const Checker& c, const Value& v, const std::string& what) {
 
 // The table param "weight" (rows, dim) of `dtype`; for the 8-bit table, its per-row scale and zero point.
 const Param& table(const Checker& c, DType dtype) {
-  const Param& w = c.g.node_param(c.n, "weight");
+  const Param& w = c.param("weight");
   if (w.dtype != dtype || w.shape.size() != 2 || !w.q.empty()) {
     c.fail(std::string("weight must be a ") + dtype_name(dtype) + " table (rows, dim) without qparams, got " +
            dtype_name(w.dtype) + " " + shape_str(w.shape));
   }
   if (dtype == DType::UInt8) {
     for (const char* role : {"weight_scale", "weight_zero_point"}) {
-      const Param& p = c.g.node_param(c.n, role);
+      const Param& p = c.param(role);
       if (p.dtype != DType::Float32 || p.shape != Shape{w.shape[0]}) {
         c.fail(std::string(role) + " must be float32 with one value per row " + shape_str({w.shape[0]}) + ", got " +
                dtype_name(p.dtype) + " " + shape_str(p.shape));
       }
     }
-    const float* scale = c.g.node_param(c.n, "weight_scale").data<float>();
+    const float* scale = c.param("weight_scale").data<float>();
     for (int64_t r = 0; r < w.shape[0]; ++r) {
       if (!(scale[r] > 0.0f)) c.fail("weight_scale of row " + std::to_string(r) + " is " + std::to_string(scale[r]) + ", not positive");
     }
@@ -108,8 +108,6 @@ Shape embedding_bag_rule(const Checker& c, const Value&) {
 
 // --- emission ------------------------------------------------------------------
 
-const std::string& in_name(const Emitter& e, const Node& n, size_t i) { return e.graph().value(n.inputs.at(i)).name; }
-
 // The float32 table: the param itself, or the 8-bit one dequantized row by row.
 std::string float_table(Emitter& e, const Node& n) {
   const Graph& g = e.graph();
@@ -130,7 +128,7 @@ std::string float_table(Emitter& e, const Node& n) {
 
 void lookup_emit(Emitter& e, const Node& n) {
   const std::string t = float_table(e, n);
-  e.line(e.out_name(n), "R.take(" + t + ", " + in_name(e, n, 0) + ", axis=0)");
+  e.line(e.out_name(n), "R.take(" + t + ", " + e.in_name(n, 0) + ", axis=0)");
 }
 
 void embedding_bag_emit(Emitter& e, const Node& n) {
@@ -140,7 +138,7 @@ void embedding_bag_emit(Emitter& e, const Node& n) {
   std::string rows = e.emit(base + "_rows", "R.take(" + float_table(e, n) + ", " + idx.name + ", axis=0)");
   const size_t fixed_inputs = idx.shape.size() == 1 ? 2 : 1;
   if (n.inputs.size() > fixed_inputs) {
-    rows = e.emit(base + "_weighted", "R.multiply(" + rows + ", R.expand_dims(" + in_name(e, n, fixed_inputs) + ", axis=-1))");
+    rows = e.emit(base + "_weighted", "R.multiply(" + rows + ", R.expand_dims(" + e.in_name(n, fixed_inputs) + ", axis=-1))");
   }
   if (idx.shape.size() == 2) {
     e.line(base, "R.sum(" + rows + ", axis=[1])");

@@ -3,9 +3,10 @@
 // float32 without qparams; float_conv2d / float_linear keep their weight as the PT2E graph
 // holds it: int8 with its qparams (dequantized by the op as PyTorch's dequantize_per_channel
 // does), or float32 when the quantizer left the layer unannotated; the bias is float32
-// (param "bias_float"). float_cat concatenates along "axis" (a float island's torch.cat,
-// e.g. ShuffleNetV2's). They are emitted as float
-// Relax ops and run in float32 by the runtime (src/runtime/ops/float_*.cpp). An int8-weight
+// (param "bias_float"). float_clamp clips to ["min", "max"], float_adaptive_avg_pool2d pools to
+// "output_size". They are emitted as float Relax ops and run in float32 by the runtime
+// (src/runtime/ops/float_*.cpp); the element-wise, movement, reduction and spatial float ops
+// have files of their own (float_unary.cpp, float_binary.cpp, ...). An int8-weight
 // float_conv2d / float_linear whose input is a dequantized 8-bit tensor also takes that tensor
 // as a second input (layer_import/float_layer.cpp); the emission ignores it, the runtime
 // accumulates on it in integers (runtime/ops/integer_float_layers.cpp).
@@ -20,7 +21,7 @@ namespace qnnpy {
 namespace {
 
 const Param& float_weight(const Checker& c, size_t rank) {
-  const Param& w = c.g.node_param(c.n, "weight");
+  const Param& w = c.param("weight");
   if ((w.dtype != DType::Int8 && w.dtype != DType::Float32) || w.shape.size() != rank) {
     c.fail("weight must be int8 or float32 of rank " + std::to_string(rank) + ", got " + dtype_name(w.dtype) + " " +
            shape_str(w.shape));
@@ -30,7 +31,7 @@ const Param& float_weight(const Checker& c, size_t rank) {
     c.fail("an int8 weight must be quantized per tensor or per output channel (axis 0); a float32 one not at all");
   }
   if (c.n.has_param("bias_float")) {
-    const Param& b = c.g.node_param(c.n, "bias_float");
+    const Param& b = c.param("bias_float");
     if (b.dtype != DType::Float32 || b.shape != Shape{w.shape[0]}) {
       c.fail("bias_float must be float32 " + shape_str({w.shape[0]}) + ", got " + shape_str(b.shape));
     }
@@ -97,21 +98,7 @@ Shape float_adaptive_avg_pool2d_rule(const Checker& c, const Value&) {
   return {c.in(0).shape[0], c.in(0).shape[1], size[0], size[1]};
 }
 
-Shape float_cat_rule(const Checker& c, const Value&) { return concat_shape(c); }
-
-Shape float_reshape_rule(const Checker& c, const Value&) {
-  c.inputs(1);
-  const auto& shape = c.n.ints_attr("shape");
-  const Shape out(shape.begin(), shape.end());
-  if (checked_num_elements(out, c.n.op + " (" + c.n.source + "): attribute 'shape'") != num_elements(c.in(0).shape)) {
-    c.fail("cannot reshape " + shape_str(c.in(0).shape) + " to " + shape_str(out));
-  }
-  return out;
-}
-
 // --- emission: float Relax ops on the float inputs -------------------------------
-
-const std::string& in_name(Emitter& e, const Node& n, size_t i) { return e.graph().value(n.inputs.at(i)).name; }
 
 // The float bias, a float32 function parameter, added along axis 1 of a rank-`rank` result.
 std::string add_float_bias(Emitter& e, const Node& n, std::string y, int rank) {
@@ -133,7 +120,7 @@ std::string float_weight(Emitter& e, const Node& n) {
 void float_conv2d_emit(Emitter& e, const Node& n) {
   const std::string w = float_weight(e, n);
   const std::string y = e.emit(e.out_name(n) + "_conv",
-                               "R.nn.conv2d(" + in_name(e, n, 0) + ", " + w + ", strides=" + int_list(n.ints_attr("stride")) +
+                               "R.nn.conv2d(" + e.in_name(n, 0) + ", " + w + ", strides=" + int_list(n.ints_attr("stride")) +
                                    ", padding=" + padding4(n.ints_attr("padding")) + ", dilation=" +
                                    int_list(n.ints_attr("dilation")) + ", groups=" + std::to_string(n.int_attr("groups")) + ")");
   e.line(e.out_name(n), add_float_bias(e, n, y, 4));
@@ -141,45 +128,19 @@ void float_conv2d_emit(Emitter& e, const Node& n) {
 
 void float_linear_emit(Emitter& e, const Node& n) {
   const std::string w = float_weight(e, n);
-  const std::string y = e.emit(e.out_name(n) + "_mm", "R.matmul(" + in_name(e, n, 0) + ", R.permute_dims(" + w + "))");
+  const std::string y = e.emit(e.out_name(n) + "_mm", "R.matmul(" + e.in_name(n, 0) + ", R.permute_dims(" + w + "))");
   e.line(e.out_name(n), add_float_bias(e, n, y, 0));
 }
 
-void float_add_emit(Emitter& e, const Node& n) { e.line(e.out_name(n), "R.add(" + in_name(e, n, 0) + ", " + in_name(e, n, 1) + ")"); }
-void float_mul_emit(Emitter& e, const Node& n) {
-  e.line(e.out_name(n), "R.multiply(" + in_name(e, n, 0) + ", " + in_name(e, n, 1) + ")");
-}
-void float_relu_emit(Emitter& e, const Node& n) { e.line(e.out_name(n), "R.nn.relu(" + in_name(e, n, 0) + ")"); }
 
 void float_clamp_emit(Emitter& e, const Node& n) {
-  e.line(e.out_name(n), "R.clip(" + in_name(e, n, 0) + ", " + float_literal(n.float_attr("min")) + ", " +
+  e.line(e.out_name(n), "R.clip(" + e.in_name(n, 0) + ", " + float_literal(n.float_attr("min")) + ", " +
                             float_literal(n.float_attr("max")) + ")");
 }
 
-// hardsigmoid(x) = relu6(x + 3) / 6 and hardswish(x) = x * relu6(x + 3) / 6, as PyTorch defines them.
-std::string relu6_plus_3(const std::string& x) { return "R.clip(R.add(" + x + ", " + float_const(3.0f) + "), 0.0, 6.0)"; }
-
-void float_hardsigmoid_emit(Emitter& e, const Node& n) {
-  e.line(e.out_name(n), "R.divide(" + relu6_plus_3(in_name(e, n, 0)) + ", " + float_const(6.0f) + ")");
-}
-
-void float_hardswish_emit(Emitter& e, const Node& n) {
-  const std::string& x = in_name(e, n, 0);
-  e.line(e.out_name(n), "R.divide(R.multiply(" + x + ", " + relu6_plus_3(x) + "), " + float_const(6.0f) + ")");
-}
 
 void float_adaptive_avg_pool2d_emit(Emitter& e, const Node& n) {
-  e.line(e.out_name(n), "R.nn.adaptive_avg_pool2d(" + in_name(e, n, 0) + ", output_size=" + int_list(n.ints_attr("output_size")) + ")");
-}
-
-void float_cat_emit(Emitter& e, const Node& n) {
-  std::string parts = "(";
-  for (size_t i = 0; i < n.inputs.size(); ++i) parts += in_name(e, n, i) + ", ";
-  e.line(e.out_name(n), "R.concat(" + parts + "), axis=" + std::to_string(n.int_attr("axis")) + ")");
-}
-
-void float_reshape_emit(Emitter& e, const Node& n) {
-  e.line(e.out_name(n), "R.reshape(" + in_name(e, n, 0) + ", " + e.shape_expr(n.ints_attr("shape")) + ")");
+  e.line(e.out_name(n), "R.nn.adaptive_avg_pool2d(" + e.in_name(n, 0) + ", output_size=" + int_list(n.ints_attr("output_size")) + ")");
 }
 
 }  // namespace
@@ -190,16 +151,9 @@ std::vector<OpDef> float_ops() {
        /*reads_quantized_source=*/true},
       {"float_linear", OpKind::Float, float_linear_rule, float_linear_emit, prepared_runner<FloatLinear>, nullptr, false,
        /*reads_quantized_source=*/true},
-      {"float_add", OpKind::Float, float_binary_rule, float_add_emit, function_runner<run_float_add>},
-      {"float_mul", OpKind::Float, float_binary_rule, float_mul_emit, function_runner<run_float_mul>},
-      {"float_relu", OpKind::Float, float_unary_rule, float_relu_emit, function_runner<run_float_relu>},
       {"float_clamp", OpKind::Float, float_clamp_rule, float_clamp_emit, function_runner<run_float_clamp>},
-      {"float_hardsigmoid", OpKind::Float, float_unary_rule, float_hardsigmoid_emit, function_runner<run_float_hardsigmoid>},
-      {"float_hardswish", OpKind::Float, float_unary_rule, float_hardswish_emit, function_runner<run_float_hardswish>},
       {"float_adaptive_avg_pool2d", OpKind::Float, float_adaptive_avg_pool2d_rule, float_adaptive_avg_pool2d_emit,
        function_runner<run_float_adaptive_avg_pool2d>},
-      {"float_reshape", OpKind::Float, float_reshape_rule, float_reshape_emit, function_runner<run_float_reshape>},
-      {"float_cat", OpKind::Float, float_cat_rule, float_cat_emit, function_runner<run_float_cat>},
   };
 }
 

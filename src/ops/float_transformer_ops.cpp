@@ -1,5 +1,6 @@
 // Float ops of transformer encoders: the parts a quantizer leaves in float around attention
-// (PT2E float islands) and everything but the linears of a dynamic-quantized encoder.
+// (PT2E float islands) and everything but the linears of a dynamic-quantized encoder (with the
+// element-wise, movement and reduction float ops of their own files).
 // float32 in and out, no qparams; emitted as float Relax ops and run in float32 by the
 // runtime (src/runtime/ops/float_transformer_ops.cpp).
 //
@@ -9,10 +10,6 @@
 // float_gelu           "approximate": 0 erf, 1 tanh       R.nn.gelu / R.nn.gelu_tanh
 // float_matmul         two inputs of rank >= 2, batch     R.matmul
 //                      axes broadcast (torch.matmul)
-// float_permute        "perm"                             R.permute_dims
-// float_slice          "axis", "begin", "end" (step 1)    R.strided_slice
-// float_sub/float_div  two inputs, broadcast              R.subtract / R.divide
-// float_{add,mul,div}_scalar  "scalar"                    R.add / R.multiply / R.divide by a constant
 #include <algorithm>
 #include <string>
 
@@ -40,7 +37,7 @@ Shape layer_norm_rule(const Checker& c, const Value&) {
   }
   const Shape normalized(x.end() - k, x.end());
   for (const char* role : {"norm_weight", "norm_bias"}) {
-    const Param& p = c.g.node_param(c.n, role);
+    const Param& p = c.param(role);
     if (p.dtype != DType::Float32 || p.shape != normalized) {
       c.fail(std::string(role) + " must be float32 " + shape_str(normalized) + " (the normalized shape), got " +
              dtype_name(p.dtype) + " " + shape_str(p.shape));
@@ -70,96 +67,28 @@ Shape matmul_rule(const Checker& c, const Value&) {
   return out;
 }
 
-Shape permute_rule(const Checker& c, const Value&) {
-  c.inputs(1);
-  const Shape& x = c.in(0).shape;
-  const auto& perm = c.n.ints_attr("perm");
-  if (perm.size() != x.size()) c.fail("perm has " + std::to_string(perm.size()) + " axes for input shape " + shape_str(x));
-  std::vector<bool> seen(x.size(), false);
-  Shape out;
-  for (int64_t p : perm) {
-    if (p < 0 || p >= static_cast<int64_t>(x.size()) || seen[p]) {
-      c.fail("perm " + int_list(perm) + " is not a permutation of the " + std::to_string(x.size()) + " axes");
-    }
-    seen[p] = true;
-    out.push_back(x[p]);
-  }
-  return out;
-}
-
-Shape slice_rule(const Checker& c, const Value&) {
-  c.inputs(1);
-  Shape out = c.in(0).shape;
-  if (out.empty()) c.fail("input must have at least one axis");
-  const int64_t axis = c.axis("axis", out.size());
-  const int64_t begin = c.n.int_attr("begin"), end = c.n.int_attr("end");
-  if (begin < 0 || end > out[axis] || begin >= end) {
-    c.fail("range [" + std::to_string(begin) + ", " + std::to_string(end) + ") outside axis of size " + std::to_string(out[axis]));
-  }
-  out[axis] = end - begin;
-  return out;
-}
-
-Shape scalar_rule(const Checker& c, const Value& out) {
-  c.n.float_attr("scalar");
-  return float_unary_rule(c, out);
-}
-
-Shape div_scalar_rule(const Checker& c, const Value& out) {
-  if (c.n.float_attr("scalar") == 0.0) c.fail("division by the scalar 0");
-  return float_unary_rule(c, out);
-}
-
 // --- emission -------------------------------------------------------------------
 
-const std::string& in_name(Emitter& e, const Node& n, size_t i) { return e.graph().value(n.inputs.at(i)).name; }
-
 void softmax_emit(Emitter& e, const Node& n) {
-  e.line(e.out_name(n), "R.nn.softmax(" + in_name(e, n, 0) + ", axis=" + std::to_string(n.int_attr("axis")) + ")");
+  e.line(e.out_name(n), "R.nn.softmax(" + e.in_name(n, 0) + ", axis=" + std::to_string(n.int_attr("axis")) + ")");
 }
 
 void layer_norm_emit(Emitter& e, const Node& n) {
   std::vector<int64_t> axes;
   for (int64_t k = n.int_attr("normalized_rank"); k > 0; --k) axes.push_back(-k);
   const Graph& g = e.graph();
-  e.line(e.out_name(n), "R.nn.layer_norm(" + in_name(e, n, 0) + ", " + g.node_param(n, "norm_weight").name + ", " +
+  e.line(e.out_name(n), "R.nn.layer_norm(" + e.in_name(n, 0) + ", " + g.node_param(n, "norm_weight").name + ", " +
                             g.node_param(n, "norm_bias").name + ", axes=" + int_list(axes) +
                             ", epsilon=" + float_literal(n.float_attr("eps")) + ")");
 }
 
 void gelu_emit(Emitter& e, const Node& n) {
-  e.line(e.out_name(n), std::string(n.int_attr("approximate") ? "R.nn.gelu_tanh(" : "R.nn.gelu(") + in_name(e, n, 0) + ")");
+  e.line(e.out_name(n), std::string(n.int_attr("approximate") ? "R.nn.gelu_tanh(" : "R.nn.gelu(") + e.in_name(n, 0) + ")");
 }
 
 void matmul_emit(Emitter& e, const Node& n) {
-  e.line(e.out_name(n), "R.matmul(" + in_name(e, n, 0) + ", " + in_name(e, n, 1) + ")");
+  e.line(e.out_name(n), "R.matmul(" + e.in_name(n, 0) + ", " + e.in_name(n, 1) + ")");
 }
-
-void permute_emit(Emitter& e, const Node& n) {
-  e.line(e.out_name(n), "R.permute_dims(" + in_name(e, n, 0) + ", axes=" + int_list(n.ints_attr("perm")) + ")");
-}
-
-void slice_emit(Emitter& e, const Node& n) {
-  e.line(e.out_name(n), "R.strided_slice(" + in_name(e, n, 0) + ", axes=[" + std::to_string(n.int_attr("axis")) +
-                            "], begin=[" + std::to_string(n.int_attr("begin")) + "], end=[" +
-                            std::to_string(n.int_attr("end")) + "])");
-}
-
-template <const char* kRelaxOp>
-void binary_emit(Emitter& e, const Node& n) {
-  e.line(e.out_name(n), std::string(kRelaxOp) + "(" + in_name(e, n, 0) + ", " + in_name(e, n, 1) + ")");
-}
-
-template <const char* kRelaxOp>
-void scalar_emit(Emitter& e, const Node& n) {
-  e.line(e.out_name(n), std::string(kRelaxOp) + "(" + in_name(e, n, 0) + ", " +
-                            float_const(static_cast<float>(n.float_attr("scalar"))) + ")");
-}
-
-constexpr char kAdd[] = "R.add";
-constexpr char kSubtract[] = "R.subtract";
-constexpr char kMultiply[] = "R.multiply";
-constexpr char kDivide[] = "R.divide";
 
 }  // namespace
 
@@ -169,13 +98,6 @@ std::vector<OpDef> float_transformer_ops() {
       {"float_layer_norm", OpKind::Float, layer_norm_rule, layer_norm_emit, function_runner<run_float_layer_norm>},
       {"float_gelu", OpKind::Float, gelu_rule, gelu_emit, function_runner<run_float_gelu>},
       {"float_matmul", OpKind::Float, matmul_rule, matmul_emit, function_runner<run_float_matmul>},
-      {"float_permute", OpKind::Float, permute_rule, permute_emit, function_runner<run_float_permute>},
-      {"float_slice", OpKind::Float, slice_rule, slice_emit, function_runner<run_float_slice>},
-      {"float_sub", OpKind::Float, float_binary_rule, binary_emit<kSubtract>, function_runner<run_float_sub>},
-      {"float_div", OpKind::Float, float_binary_rule, binary_emit<kDivide>, function_runner<run_float_div>},
-      {"float_add_scalar", OpKind::Float, scalar_rule, scalar_emit<kAdd>, function_runner<run_float_add_scalar>},
-      {"float_mul_scalar", OpKind::Float, scalar_rule, scalar_emit<kMultiply>, function_runner<run_float_mul_scalar>},
-      {"float_div_scalar", OpKind::Float, div_scalar_rule, scalar_emit<kDivide>, function_runner<run_float_div_scalar>},
   };
 }
 

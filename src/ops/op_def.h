@@ -20,8 +20,9 @@ enum class OpKind {
   QParamPreserving,  // the output moves or selects input values: the input's dtype and qparams
   Quantize,          // float32 in, quantized out
   Dequantize,        // quantized in, float32 out
-  Float,             // float32 in, float32 out: a part the quantizer left in float, or a dynamic
-                     // quantized op (it quantizes its input inside)
+  Float,             // unquantized values in and out: a part the quantizer left in float, or a dynamic
+                     // quantized op (it quantizes its input inside). float32 only, unless the op
+                     // takes any plain dtype (OpDef::any_dtype)
   Lookup,            // integer indices (int64 / int32) in, float32 rows of a table out: embeddings
 };
 
@@ -44,6 +45,9 @@ struct OpDef {
   // A Float-kind op that may take, as its last input, the 8-bit tensor its first input was
   // dequantized from (float_conv2d / float_linear: the runtime then accumulates in integers).
   bool reads_quantized_source = false;
+  // A Float-kind op whose rule checks the dtypes of its inputs and output itself: data movement,
+  // comparisons, casts, where, constants, which also take int64 / int32 / bool values.
+  bool any_dtype = false;
 };
 
 // Every op, in one table assembled from the op families (src/ops/*.cpp).
@@ -66,6 +70,11 @@ std::vector<OpDef> dynamic_ops();      // dynamic.cpp
 std::vector<OpDef> softmax_ops();      // softmax.cpp
 std::vector<OpDef> float_ops();        // float_ops.cpp
 std::vector<OpDef> float_transformer_ops();  // float_transformer_ops.cpp
+std::vector<OpDef> float_unary_ops();  // float_unary.cpp
+std::vector<OpDef> float_binary_ops();  // float_binary.cpp
+std::vector<OpDef> float_movement_ops();  // float_movement.cpp
+std::vector<OpDef> float_reduce_ops();  // float_reduce.cpp
+std::vector<OpDef> float_scatter_ops();  // float_scatter.cpp
 std::vector<OpDef> embedding_ops();    // embedding.cpp
 
 }  // namespace qnnpy

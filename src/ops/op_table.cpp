@@ -29,7 +29,8 @@ void check_output_qparams(const Checker& c, const Value& out) {
 std::vector<OpDef> assemble() {
   std::vector<OpDef> all;
   for (auto family : {quantize_ops, conv_ops, elementwise_ops, pool_ops, shape_ops, norm_ops, dynamic_ops,
-                      softmax_ops, float_ops, float_transformer_ops, embedding_ops}) {
+                      softmax_ops, float_ops, float_transformer_ops, float_unary_ops, float_binary_ops,
+                      float_movement_ops, float_reduce_ops, float_scatter_ops, embedding_ops}) {
     for (const OpDef& op : family()) all.push_back(op);
   }
   return all;
@@ -95,6 +96,13 @@ Shape check_by_kind(const OpDef& op, const Checker& c, const Value& out) {
       if (out.dtype != DType::Float32 || !out.q.empty()) c.fail("output must be float32 without qparams");
       return op.infer(c, out);
     case OpKind::Float:
+      if (op.any_dtype) {
+        if (!is_plain_dtype(out.dtype) || !out.q.empty()) c.fail("output must be float32, int64, int32 or bool without qparams");
+        for (size_t i = 0; i < c.n.inputs.size(); ++i) {
+          if (!is_plain_dtype(c.in(i).dtype)) c.fail("input '" + c.in(i).name + "' must be unquantized (dequantize it first)");
+        }
+        return op.infer(c, out);
+      }
       if (out.dtype != DType::Float32 || !out.q.empty()) c.fail("output must be float32 without qparams");
       for (size_t i = 0; i < c.n.inputs.size(); ++i) {
         if (op.reads_quantized_source && i == 1) continue;  // the op's rule checks its 8-bit source
@@ -122,10 +130,11 @@ Shape check_node(const Graph& g, const Node& n, const Value& out) {
   const OpDef& op = op_def(n);
   const Checker c{g, n};
   check_attribute_ranges(c);
-  if (op.kind != OpKind::Lookup) {
+  if (op.kind != OpKind::Lookup && !op.any_dtype) {
     for (size_t i = 0; i < n.inputs.size(); ++i) {
-      if (is_index_dtype(c.in(i).dtype)) {
-        c.fail("input '" + c.in(i).name + "' holds " + dtype_name(c.in(i).dtype) + " indices, which only embedding ops take");
+      if (is_integer_storage(c.in(i).dtype)) {
+        c.fail("input '" + c.in(i).name + "' holds " + dtype_name(c.in(i).dtype) + " values, which only embedding ops and "
+               "float ops of any dtype take");
       }
     }
   }

@@ -1,8 +1,10 @@
 // Pooling: max_pool2d, avg_pool2d, adaptive_avg_pool2d and the spatial mean, on
-// NCHW tensors; the output keeps the input's qparams.
+// NCHW tensors; the output keeps the input's qparams. float_max_pool2d and float_avg_pool2d:
+// the same windows on float32 tensors (runners: runtime/ops/float_spatial.cpp).
 #include "emit/emitter.h"
 #include "ir/limits.h"
 #include "ops/op_def.h"
+#include "runtime/ops/float_spatial_runners.h"
 #include "runtime/ops/runners.h"
 
 namespace qnnpy {
@@ -10,10 +12,10 @@ namespace {
 
 std::string bool_literal(int64_t v) { return v ? "True" : "False"; }
 
-Shape max_pool2d_rule(const Checker& c, const Value&) {
+// The output shape of max_pool2d and float_max_pool2d.
+Shape max_pool2d_shape(const Checker& c) {
   c.inputs(1);
   const Value& x = c.in(0);
-  c.quantized(x);
   c.rank(x, 4);
   auto kernel = c.pair("kernel"), stride = c.pair("stride"), padding = c.pair("padding"), dilation = c.pair("dilation");
   c.positive(kernel, "kernel");
@@ -30,17 +32,24 @@ Shape max_pool2d_rule(const Checker& c, const Value&) {
   return out;
 }
 
-void max_pool2d_emit(Emitter& e, const Node& n) {
-  e.unary(n, [&](const std::string& x) {
-    return "R.nn.max_pool2d(" + x + ", pool_size=" + int_list(n.ints_attr("kernel")) +
-           ", strides=" + int_list(n.ints_attr("stride")) + ", padding=" + padding4(n.ints_attr("padding")) +
-           ", dilation=" + int_list(n.ints_attr("dilation")) + ", ceil_mode=" + bool_literal(n.int_attr("ceil_mode")) + ")";
-  });
+Shape max_pool2d_rule(const Checker& c, const Value&) {
+  c.quantized(c.in(0));
+  return max_pool2d_shape(c);
 }
 
-// The optional `float_mean` flag (0 or 1) of adaptive_avg_pool2d and mean: 1 when PyTorch computes
-// the node as dequantize -> float mean -> quantize (a PT2E island), whose rounding the runtime then
-// reproduces (runtime/ops/pool_ops.cpp). Only a mean over the whole plane has that form.
+std::string max_pool2d_expr(const Node& n, const std::string& x) {
+  return "R.nn.max_pool2d(" + x + ", pool_size=" + int_list(n.ints_attr("kernel")) +
+         ", strides=" + int_list(n.ints_attr("stride")) + ", padding=" + padding4(n.ints_attr("padding")) +
+         ", dilation=" + int_list(n.ints_attr("dilation")) + ", ceil_mode=" + bool_literal(n.int_attr("ceil_mode")) + ")";
+}
+
+void max_pool2d_emit(Emitter& e, const Node& n) {
+  e.unary(n, [&](const std::string& x) { return max_pool2d_expr(n, x); });
+}
+
+// The optional `float_mean` flag (0 or 1) of adaptive_avg_pool2d, mean and avg_pool2d: 1 when PyTorch
+// computes the node as dequantize -> float mean -> quantize (a PT2E island), whose rounding the runtime
+// then reproduces (runtime/ops/pool_ops.cpp). Of the adaptive pools only one over the whole plane has that form.
 bool float_mean_flag(const Checker& c) {
   if (!c.n.ints.count("float_mean")) return false;
   const int64_t v = c.n.int_attr("float_mean");
@@ -70,10 +79,10 @@ void adaptive_avg_pool2d_emit(Emitter& e, const Node& n) {
   });
 }
 
-Shape avg_pool2d_rule(const Checker& c, const Value&) {
+// The output shape of avg_pool2d and float_avg_pool2d.
+Shape avg_pool2d_shape(const Checker& c) {
   c.inputs(1);
   const Value& x = c.in(0);
-  c.quantized(x);
   c.rank(x, 4);
   auto kernel = c.pair("kernel"), stride = c.pair("stride"), padding = c.pair("padding");
   c.positive(kernel, "kernel");
@@ -92,18 +101,42 @@ Shape avg_pool2d_rule(const Checker& c, const Value&) {
   return out;
 }
 
-// A divisor_override d scales PyTorch's count_include_pad average by kh * kw / d.
-void avg_pool2d_emit(Emitter& e, const Node& n) {
-  e.unary(n, [&](const std::string& x) {
-    const auto& k = n.ints_attr("kernel");
-    const int64_t divisor = n.int_attr("divisor_override");
-    std::string pool = "R.nn.avg_pool2d(" + x + ", pool_size=" + int_list(k) + ", strides=" + int_list(n.ints_attr("stride")) +
-                       ", padding=" + padding4(n.ints_attr("padding")) + ", ceil_mode=" + bool_literal(n.int_attr("ceil_mode")) +
-                       ", count_include_pad=" + bool_literal(n.int_attr("count_include_pad") || divisor) + ")";
-    if (!divisor) return pool;
-    return "R.multiply(" + pool + ", " + float_const(static_cast<float>(k[0] * k[1]) / static_cast<float>(divisor)) + ")";
-  });
+Shape avg_pool2d_rule(const Checker& c, const Value&) {
+  c.quantized(c.in(0));
+  float_mean_flag(c);
+  return avg_pool2d_shape(c);
 }
+
+// A divisor_override d scales PyTorch's count_include_pad average by kh * kw / d.
+std::string avg_pool2d_expr(const Node& n, const std::string& x) {
+  const auto& k = n.ints_attr("kernel");
+  const int64_t divisor = n.int_attr("divisor_override");
+  std::string pool = "R.nn.avg_pool2d(" + x + ", pool_size=" + int_list(k) + ", strides=" + int_list(n.ints_attr("stride")) +
+                     ", padding=" + padding4(n.ints_attr("padding")) + ", ceil_mode=" + bool_literal(n.int_attr("ceil_mode")) +
+                     ", count_include_pad=" + bool_literal(n.int_attr("count_include_pad") || divisor) + ")";
+  if (!divisor) return pool;
+  return "R.multiply(" + pool + ", " + float_const(static_cast<float>(k[0] * k[1]) / static_cast<float>(divisor)) + ")";
+}
+
+void avg_pool2d_emit(Emitter& e, const Node& n) {
+  e.unary(n, [&](const std::string& x) { return avg_pool2d_expr(n, x); });
+}
+
+// float_max_pool2d / float_avg_pool2d: the same attributes and windows on float32 tensors.
+Shape float_max_pool2d_rule(const Checker& c, const Value& out) {
+  c.dtype(c.in(0), DType::Float32);
+  c.dtype(out, DType::Float32);
+  return max_pool2d_shape(c);
+}
+
+Shape float_avg_pool2d_rule(const Checker& c, const Value& out) {
+  c.dtype(c.in(0), DType::Float32);
+  c.dtype(out, DType::Float32);
+  return avg_pool2d_shape(c);
+}
+
+void float_max_pool2d_emit(Emitter& e, const Node& n) { e.line(e.out_name(n), max_pool2d_expr(n, e.in_name(n, 0))); }
+void float_avg_pool2d_emit(Emitter& e, const Node& n) { e.line(e.out_name(n), avg_pool2d_expr(n, e.in_name(n, 0))); }
 
 // Mean over the spatial axes (2, 3) of a 4-D tensor.
 Shape mean_rule(const Checker& c, const Value&) {
@@ -127,6 +160,8 @@ std::vector<OpDef> pool_ops() {
   return {
       {"max_pool2d", OpKind::QParamPreserving, max_pool2d_rule, max_pool2d_emit, function_runner<run_max_pool2d>},
       {"avg_pool2d", OpKind::QParamPreserving, avg_pool2d_rule, avg_pool2d_emit, function_runner<run_avg_pool2d>},
+      {"float_max_pool2d", OpKind::Float, float_max_pool2d_rule, float_max_pool2d_emit, function_runner<run_float_max_pool2d>},
+      {"float_avg_pool2d", OpKind::Float, float_avg_pool2d_rule, float_avg_pool2d_emit, function_runner<run_float_avg_pool2d>},
       {"adaptive_avg_pool2d", OpKind::QParamPreserving, adaptive_avg_pool2d_rule, adaptive_avg_pool2d_emit,
        function_runner<run_adaptive_avg_pool2d>},
       {"mean", OpKind::QParamPreserving, mean_rule, mean_emit, function_runner<run_mean>},

@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <utility>
 
+#include "runtime/integer_values.h"
 #include "runtime/layout.h"
 #include "runtime/parallel.h"
 
@@ -40,13 +41,8 @@ HostTensor Executor::to_host(int value_id, const Buffer& b) const {
   if (v.dtype == DType::Float32) {
     t.bytes.resize(b.f.size() * sizeof(float));
     std::memcpy(t.bytes.data(), b.f.data(), t.bytes.size());
-  } else if (v.dtype == DType::Int64) {  // an index input that is also an output
-    t.bytes.resize(b.idx.size() * sizeof(int64_t));
-    std::memcpy(t.bytes.data(), b.idx.data(), t.bytes.size());
-  } else if (v.dtype == DType::Int32) {
-    const std::vector<int32_t> narrow(b.idx.begin(), b.idx.end());  // widened from int32 on the way in
-    t.bytes.resize(narrow.size() * sizeof(int32_t));
-    std::memcpy(t.bytes.data(), narrow.data(), t.bytes.size());
+  } else if (is_integer_storage(v.dtype)) {
+    t.bytes = narrow_integers(b.idx, v.dtype);
   } else {
     t.bytes = to_logical(b.q, v.shape);
   }
@@ -63,6 +59,8 @@ void Executor::from_host(int value_id, const HostTensor& t, Buffer& b) const {
   if (v.dtype == DType::Float32) {
     b.f.resize(t.bytes.size() / sizeof(float));
     std::memcpy(b.f.data(), t.bytes.data(), t.bytes.size());
+  } else if (is_integer_storage(v.dtype)) {
+    b.idx = widen_integers(t.bytes.data(), static_cast<size_t>(num_elements(v.shape)), v.dtype);
   } else {
     b.q = to_storage(t.bytes, v.shape);
   }
@@ -84,10 +82,8 @@ std::vector<HostTensor> Executor::run(const std::vector<const void*>& inputs,
     const Value& v = g.value(g.inputs()[i]);
     Buffer& b = values[g.inputs()[i]];
     const int64_t count = num_elements(v.shape);
-    if (v.dtype == DType::Int64) {
-      b.idx.assign(static_cast<const int64_t*>(inputs[i]), static_cast<const int64_t*>(inputs[i]) + count);
-    } else if (v.dtype == DType::Int32) {
-      b.idx.assign(static_cast<const int32_t*>(inputs[i]), static_cast<const int32_t*>(inputs[i]) + count);
+    if (is_integer_storage(v.dtype)) {
+      b.idx = widen_integers(inputs[i], static_cast<size_t>(count), v.dtype);
     } else {
       b.f.assign(static_cast<const float*>(inputs[i]), static_cast<const float*>(inputs[i]) + count);
     }

@@ -9,7 +9,7 @@ std::vector<Buffer> value_layouts(const Graph& g, Profile profile) {
   std::vector<Buffer> values(g.values().size());
   for (int id : g.inputs()) {
     const size_t count = static_cast<size_t>(num_elements(g.value(id).shape));
-    if (is_index_dtype(g.value(id).dtype)) {
+    if (is_integer_storage(g.value(id).dtype)) {
       values[id].idx.assign(count, 0);  // index 0 of every table; offsets of empty bags
     } else {
       values[id].f.assign(count, 0.0f);

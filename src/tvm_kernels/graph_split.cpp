@@ -6,7 +6,7 @@
 namespace qnnpy {
 Shape storage_shape(const Value& v) {
   const Shape& s = v.shape;
-  if (v.dtype == DType::Float32 || is_index_dtype(v.dtype) || s.size() != 4) return s;
+  if (is_plain_dtype(v.dtype) || s.size() != 4) return s;
   return {s[0], s[2], s[3], s[1]};
 }
 

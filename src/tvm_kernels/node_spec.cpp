@@ -33,7 +33,7 @@ Graph node_graph(const Graph& g, const Node& n) {
       const Value& v = g.value(id);
       // The stand-in input of an 8-bit value takes another name, so that the value keeps its own;
       // float32 and index values are inputs as they are.
-      const bool as_is = v.dtype == DType::Float32 || is_index_dtype(v.dtype);
+      const bool as_is = is_plain_dtype(v.dtype);
       int sub_id = as_is ? sub.add_input(v.name, v.shape, v.dtype) : sub.add_input(v.name + "_float", v.shape);
       if (!as_is) {
         Node quantize;

@@ -3,6 +3,7 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "runtime/integer_values.h"
 #include "tvm_kernels/graph_split.h"
 
 namespace qnnpy {
@@ -14,6 +15,7 @@ DLDataType dl_dtype(DType t) {
     case DType::Int8: return {kDLInt, 8, 1};
     case DType::Int32: return {kDLInt, 32, 1};
     case DType::Int64: return {kDLInt, 64, 1};
+    case DType::Bool: return {kDLBool, 8, 1};
   }
   return {kDLOpaqueHandle, 0, 0};
 }
@@ -56,12 +58,8 @@ void read_tensor(const DLTensor* t, const Value& v, Buffer& b) {
   if (v.dtype == DType::Float32) {
     const float* f = reinterpret_cast<const float*>(data);
     b.f.assign(f, f + count);
-  } else if (v.dtype == DType::Int64) {
-    const int64_t* i = reinterpret_cast<const int64_t*>(data);
-    b.idx.assign(i, i + count);
-  } else if (v.dtype == DType::Int32) {
-    const int32_t* i = reinterpret_cast<const int32_t*>(data);
-    b.idx.assign(i, i + count);
+  } else if (is_integer_storage(v.dtype)) {
+    b.idx = widen_integers(data, count, v.dtype);
   } else {
     b.q.assign(data, data + count * dtype_size(v.dtype));
   }
@@ -70,9 +68,12 @@ void read_tensor(const DLTensor* t, const Value& v, Buffer& b) {
 void write_tensor(const Buffer& b, const Value& v, DLTensor* t) {
   uint8_t* data = checked_data(t, v);
   const size_t bytes = static_cast<size_t>(num_elements(v.shape)) * dtype_size(v.dtype);
-  const size_t have = v.dtype == DType::Float32 ? b.f.size() * sizeof(float) : b.q.size();
+  const size_t have = v.dtype == DType::Float32       ? b.f.size() * sizeof(float)
+                      : is_integer_storage(v.dtype) ? b.idx.size() * dtype_size(v.dtype)
+                                                    : b.q.size();
   if (have != bytes) throw std::logic_error("'" + v.name + "': the kernel wrote " + std::to_string(have) +
                                             " bytes, " + std::to_string(bytes) + " expected");
+  if (is_integer_storage(v.dtype)) return write_integers(b.idx, v.dtype, data);
   std::memcpy(data, v.dtype == DType::Float32 ? static_cast<const void*>(b.f.data()) : b.q.data(), bytes);
 }
 

@@ -1,61 +1,54 @@
-// Element-wise loops of the float runners (float_ops.cpp, float_transformer_ops.cpp): float32
-// in logical order in Buffer::f, NumPy broadcasting for two inputs.
+// Runners of the element-wise float ops (src/ops/float_unary.cpp, float_binary.cpp): the
+// function of each op comes from its op table entry; the loops walk the values in logical order
+// (runtime/ops/plain_values.h), float32 in Buffer::f, int64 / int32 / bool in Buffer::idx.
 #pragma once
 
 #include <cstdint>
-#include <vector>
 
-#include "runtime/ops/op_args.h"
+#include "runtime/prepared_op.h"
 
 namespace qnnpy {
 
-// Row-major strides of `in` seen from an output of rank `rank` (NumPy broadcasting): 0 along
-// the axes `in` lacks or holds with extent 1.
-inline std::vector<int64_t> broadcast_strides(const Shape& in, size_t rank) {
-  std::vector<int64_t> stride(rank, 0);
-  const size_t lead = rank - in.size();
-  int64_t s = 1;
-  for (size_t d = rank; d-- > lead;) {
-    stride[d] = in[d - lead] == 1 ? 0 : s;
-    s *= in[d - lead];
-  }
-  return stride;
-}
+// One input. A float32 input takes `on_float` (float32 out) or `float_test` (bool out); an integer
+// or bool input `on_integer` (its own dtype out, or bool when the node's output is bool).
+struct UnaryFunctions {
+  float (*on_float)(float) = nullptr;
+  int64_t (*float_test)(float) = nullptr;
+  int64_t (*on_integer)(int64_t) = nullptr;
+};
 
-// Calls f(out_index, offset_0, offset_1) for every element of `out`, the offsets into two inputs
-// broadcast to it.
-template <class F>
-void for_each_broadcast(const Shape& out, const Shape& in0, const Shape& in1, F f) {
-  const size_t rank = out.size();
-  const std::vector<int64_t> s0 = broadcast_strides(in0, rank), s1 = broadcast_strides(in1, rank);
-  std::vector<int64_t> index(rank, 0);
-  const int64_t count = num_elements(out);
-  for (int64_t e = 0; e < count; ++e) {
-    int64_t o0 = 0, o1 = 0;
-    for (size_t d = 0; d < rank; ++d) {
-      o0 += index[d] * s0[d];
-      o1 += index[d] * s1[d];
-    }
-    f(e, o0, o1);
-    for (size_t d = rank; d-- > 0 && ++index[d] == out[d];) index[d] = 0;
-  }
-}
+class ElementwiseUnary final : public PreparedOp {
+ public:
+  explicit ElementwiseUnary(UnaryFunctions f) : f_(f) {}
+  const char* run(const OpArgs& a) const override;
 
-template <class F>
-void float_binary(const OpArgs& a, F f) {
-  const std::vector<float>&x = a.in_buf(0).f, &y = a.in_buf(1).f;
-  std::vector<float>& out = a.out_buf().f;
-  out.resize(static_cast<size_t>(a.out_count()));
-  for_each_broadcast(a.out().shape, a.in(0).shape, a.in(1).shape,
-                     [&](int64_t e, int64_t i, int64_t j) { out[e] = f(x[i], y[j]); });
-}
+ private:
+  UnaryFunctions f_;
+};
 
-template <class F>
-void float_unary(const OpArgs& a, F f) {
-  const std::vector<float>& x = a.in_buf().f;
-  std::vector<float>& out = a.out_buf().f;
-  out.resize(x.size());
-  for (size_t i = 0; i < x.size(); ++i) out[i] = f(x[i]);
-}
+// Two inputs of one dtype, broadcast (NumPy's rule). Float32 inputs take `on_float` (float32 out)
+// or `float_test` (bool out); integer or bool inputs `on_integer`.
+struct BinaryFunctions {
+  float (*on_float)(float, float) = nullptr;
+  int64_t (*float_test)(float, float) = nullptr;
+  int64_t (*on_integer)(int64_t, int64_t) = nullptr;
+};
+
+class ElementwiseBinary final : public PreparedOp {
+ public:
+  explicit ElementwiseBinary(BinaryFunctions f) : f_(f) {}
+  const char* run(const OpArgs& a) const override;
+
+ private:
+  BinaryFunctions f_;
+};
+
+// float_where: condition (bool), then the two branches, broadcast.
+void run_float_where(const OpArgs& a);
+// float_cast: to the output's dtype. Float to integer truncates toward zero (out-of-range values
+// saturate, NaN gives 0, where C++'s conversion is undefined); any value to bool tests != 0.
+void run_float_cast(const OpArgs& a);
+// float_constant: its param "value".
+void run_float_constant(const OpArgs& a);
 
 }  // namespace qnnpy

@@ -14,15 +14,8 @@
 namespace qnnpy {
 
 // float_ops.cpp
-void run_float_add(const OpArgs& a);
-void run_float_mul(const OpArgs& a);
-void run_float_relu(const OpArgs& a);
 void run_float_clamp(const OpArgs& a);
-void run_float_hardsigmoid(const OpArgs& a);
-void run_float_hardswish(const OpArgs& a);
 void run_float_adaptive_avg_pool2d(const OpArgs& a);
-void run_float_reshape(const OpArgs& a);
-void run_float_cat(const OpArgs& a);
 
 // float_layers.cpp: the int8 weight dequantized once, w = (q - zp[c]) * scale[c]
 // (PyTorch's dequantize_per_channel), and the float bias.

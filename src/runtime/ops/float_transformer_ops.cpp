@@ -2,16 +2,10 @@
 #include <cmath>
 #include <vector>
 
-#include "runtime/ops/float_elementwise.h"
+#include "runtime/ops/plain_values.h"
 #include "runtime/ops/float_transformer_runners.h"
 
 namespace qnnpy {
-namespace {
-
-float scalar(const OpArgs& a) { return static_cast<float>(a.node.float_attr("scalar")); }
-
-}  // namespace
-
 // Along the axis: m = max(x), e = exp(x - m), y = e * (1 / sum(e)), the order of PyTorch's CPU
 // kernel (aten/src/ATen/native/cpu/SoftMaxKernel.cpp, _vec_softmax_lastdim: one reciprocal, then
 // products). The sum runs in index order.
@@ -92,8 +86,10 @@ void run_float_matmul(const OpArgs& a) {
   const std::vector<float>&x = a.in_buf(0).f, &y = a.in_buf(1).f;
   std::vector<float>& out = a.out_buf().f;
   out.resize(static_cast<size_t>(a.out_count()));
-  for_each_broadcast(batch, Shape(xs.begin(), xs.end() - 2), Shape(ys.begin(), ys.end() - 2),
-                     [&](int64_t b, int64_t bx, int64_t by) {
+  const Shape x_batch(xs.begin(), xs.end() - 2), y_batch(ys.begin(), ys.end() - 2);
+  const Shape* const batches[2] = {&x_batch, &y_batch};
+  for_each_broadcast(batch, batches, [&](int64_t b, const int64_t* o) {
+                       const int64_t bx = o[0], by = o[1];
                        const float* lhs = x.data() + bx * m_size * k_size;
                        const float* rhs = y.data() + by * k_size * n_size;
                        float* dst = out.data() + b * m_size * n_size;
@@ -105,62 +101,6 @@ void run_float_matmul(const OpArgs& a) {
                          }
                        }
                      });
-}
-
-// out[i_0, ..., i_r] = x[j] with j's axis perm[d] at index i_d.
-void run_float_permute(const OpArgs& a) {
-  const Shape& in = a.in().shape;
-  const auto& perm = a.node.ints_attr("perm");
-  const size_t rank = in.size();
-  std::vector<int64_t> in_stride(rank, 1);
-  for (size_t d = rank; d-- > 1;) in_stride[d - 1] = in_stride[d] * in[d];
-  const Shape& out_shape = a.out().shape;
-  const std::vector<float>& x = a.in_buf().f;
-  std::vector<float>& y = a.out_buf().f;
-  y.resize(x.size());
-  std::vector<int64_t> index(rank, 0);
-  for (size_t e = 0; e < y.size(); ++e) {
-    int64_t offset = 0;
-    for (size_t d = 0; d < rank; ++d) offset += index[d] * in_stride[perm[d]];
-    y[e] = x[offset];
-    for (size_t d = rank; d-- > 0 && ++index[d] == out_shape[d];) index[d] = 0;
-  }
-}
-
-// The elements [begin, end) along the axis: `outer` blocks of (end - begin) * inner values.
-void run_float_slice(const OpArgs& a) {
-  const Shape& shape = a.in().shape;
-  const auto axis = static_cast<size_t>(a.node.int_attr("axis") + (a.node.int_attr("axis") < 0 ? shape.size() : 0));
-  const int64_t begin = a.node.int_attr("begin"), end = a.node.int_attr("end");
-  int64_t inner = 1;
-  for (size_t d = axis + 1; d < shape.size(); ++d) inner *= shape[d];
-  const int64_t outer = num_elements(shape) / (shape[axis] * inner);
-  const std::vector<float>& x = a.in_buf().f;
-  std::vector<float>& y = a.out_buf().f;
-  y.resize(static_cast<size_t>(a.out_count()));
-  const int64_t block = (end - begin) * inner;
-  for (int64_t o = 0; o < outer; ++o) {
-    const float* from = x.data() + (o * shape[axis] + begin) * inner;
-    std::copy(from, from + block, y.data() + o * block);
-  }
-}
-
-void run_float_sub(const OpArgs& a) { float_binary(a, [](float x, float y) { return x - y; }); }
-void run_float_div(const OpArgs& a) { float_binary(a, [](float x, float y) { return x / y; }); }
-
-// A Python-number operand of a float32 tensor op is cast to float32 first (PyTorch's type
-// promotion of wrapped numbers), then one float32 operation.
-void run_float_add_scalar(const OpArgs& a) {
-  const float s = scalar(a);
-  float_unary(a, [=](float x) { return x + s; });
-}
-void run_float_mul_scalar(const OpArgs& a) {
-  const float s = scalar(a);
-  float_unary(a, [=](float x) { return x * s; });
-}
-void run_float_div_scalar(const OpArgs& a) {
-  const float s = scalar(a);
-  float_unary(a, [=](float x) { return x / s; });
 }
 
 }  // namespace qnnpy

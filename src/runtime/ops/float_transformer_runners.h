@@ -12,12 +12,5 @@ void run_float_softmax(const OpArgs& a);
 void run_float_layer_norm(const OpArgs& a);
 void run_float_gelu(const OpArgs& a);
 void run_float_matmul(const OpArgs& a);
-void run_float_permute(const OpArgs& a);
-void run_float_slice(const OpArgs& a);
-void run_float_sub(const OpArgs& a);
-void run_float_div(const OpArgs& a);
-void run_float_add_scalar(const OpArgs& a);
-void run_float_mul_scalar(const OpArgs& a);
-void run_float_div_scalar(const OpArgs& a);
 
 }  // namespace qnnpy

@@ -28,6 +28,7 @@ input (count_include_pad) or the taps; acc = sum - zp taps;
     8 floor(C/8) channels and the tail multiplier in the others;
   contiguous input:    y = nearbyint(fl(fl(acc m) + zp)) (the product is computed exactly in
     float64 and rounded once, so it cannot be fused with the add).
+A PT2E avg_pool2d island (float_mean) stays in float: PyTorch pools the dequantized tensor in float.
 Multipliers come from the runtime (lowering_avg_pool2d_multipliers). Profiles with
 QNNPACK's pools, uint8 input, no ceil_mode: QNNPACK's average pool, y = cvtps(fl(acc m)) + zp
 with one m = fl(s_in / fl(s_out kh kw)) for every window (count_include_pad and
@@ -208,6 +209,9 @@ def lower_avg_pool2d(ctx: Context, island: Island) -> Any:
     index = ctx.node(island.name, "avg_pool2d")
     if index is None:
         raise NotLowerable("avg_pool2d depends on PyTorch's memory layout: it needs the module's hints")
+    if ctx.float_mean(island.name):
+        raise NotLowerable("a PT2E avg_pool2d island: PyTorch pools the dequantized tensor in float; the island "
+                           "stays in float")
     x = single_input(island)
     s_in, zp_in = _same_qparams(island, x)
     s_out, zp = island.out.scalar("the output")

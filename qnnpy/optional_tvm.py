@@ -11,3 +11,8 @@ def tvm_module() -> Any:
     except ImportError as e:
         raise ImportError("Apache TVM is not installed: pip install 'qnnpy[tvm]'") from e
     return tvm
+
+
+def parse_script(text: str) -> Any:
+    """Parse TVMScript text to a ``tvm.IRModule``."""
+    return tvm_module().script.from_source(text)

@@ -5,13 +5,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
+import math
+
 import numpy as np
 import torch
 
 from qnnpy import _core
-from qnnpy.convert.converter import capture
+from qnnpy.convert.converter import capture, from_torch
 from qnnpy.module import QDQModule
-from qnnpy.profiles import PROFILE_FOR_ENGINE, PROFILES
+from qnnpy.profiles import PROFILES, current_engine, default_profile
 
 
 @dataclass
@@ -38,40 +40,61 @@ class ComparisonReport:
 
     ``reference_inputs``: each layer computed from PyTorch's values of its inputs (its own
     arithmetic alone) rather than from the runtime's previous outputs (compounded agreement).
+    ``engine``: the PyTorch quantized engine the model ran under.
     """
 
     layers: dict[str, list[LayerAgreement]]
     inputs: int
     reference_inputs: bool = False
+    engine: str = ""
 
     def final(self, profile: str) -> LayerAgreement:
         """The last compared tensor (the model's quantized output; with reference_inputs, possibly a float op's)."""
         return self.layers[profile][-1]
 
     def all_identical(self, profile: str) -> bool:
+        """Whether every compared tensor is bit-identical under ``profile``."""
         return all(r.identical == r.total for r in self.layers[profile])
 
     def first_divergence(self, profile: str) -> LayerAgreement | None:
+        """The first tensor that differs under ``profile``, or None."""
         return next((r for r in self.layers[profile] if r.identical != r.total), None)
 
-    def table(self) -> str:
-        """A text table: fraction bit-identical and max LSB difference per layer and profile (for the float
-        ops compared with ``reference_inputs``: the largest difference relative to the tensor's range)."""
+    def table(self, max_name: int = 32) -> str:
+        """A text table, one row per layer and one column per profile: the percentage of values
+        bit-identical to PyTorch's (two decimals, never rounded up to 100.00%), then in brackets the
+        largest difference in quantization steps where there is one (for float ops compared with
+        ``reference_inputs``: the largest difference relative to the tensor's largest value)."""
         profiles = list(self.layers)
         rows = self.layers[profiles[0]]
-        width = max(len(r.source) for r in rows) + 2
-        head = f"{'layer':<{width}}{'op':<22}" + "".join(f"{p + ' identical':>22}{'max LSB':>9}" for p in profiles)
-        fed = "; each layer fed PyTorch's inputs (float ops: max difference / max |value|)" if self.reference_inputs else ""
-        lines = [f"{self.inputs} input(s){fed}", head]
         approximate = _approximate_float_ops()
-        for i, r in enumerate(rows):
-            cells = "".join(
-                f"{self.layers[p][i].fraction:>22.6%}"
-                + (f"{self.layers[p][i].max_relative:>9.1e}" if r.op in approximate else f"{self.layers[p][i].max_lsb:>9}")
-                for p in profiles
-            )
-            lines.append(f"{r.source:<{width}}{r.op:<22}{cells}")
+        names = [_shortened(r.source, max_name) for r in rows]
+        cells = [[_cell(self.layers[p][i], rows[i].op in approximate) for p in profiles] for i in range(len(rows))]
+        name_width = max([len("layer"), *map(len, names)]) + 2
+        op_width = max([len("op"), *(len(r.op) for r in rows)]) + 2
+        widths = [max([len(p), *(len(c[j]) for c in cells)]) + 2 for j, p in enumerate(profiles)]
+        engine = f"PyTorch's {self.engine} engine" if self.engine else "PyTorch"
+        fed = "; each layer fed PyTorch's inputs" if self.reference_inputs else ""
+        lines = [f"{self.inputs} input(s){fed}; % of values bit-identical to {engine} [max difference in steps]",
+                 f"{'layer':<{name_width}}{'op':<{op_width}}" + "".join(f"{p:>{w}}" for p, w in zip(profiles, widths))]
+        for name, row, row_cells in zip(names, rows, cells):
+            lines.append(f"{name:<{name_width}}{row.op:<{op_width}}"
+                         + "".join(f"{c:>{w}}" for c, w in zip(row_cells, widths)))
         return "\n".join(lines)
+
+
+def _shortened(text: str, width: int) -> str:
+    """``text``, or its last ``width`` characters after "..." when longer (the end names the layer)."""
+    return text if len(text) <= width else "..." + text[-(width - 3):]
+
+
+def _cell(layer: LayerAgreement, approximate: bool) -> str:
+    """``99.87% [1]``: identical values in percent, rounded down, and the largest difference when not 0."""
+    percent = math.floor(layer.fraction * 10000) / 100
+    text = f"{percent:.2f}%"
+    if approximate:
+        return f"{text} [{layer.max_relative:.0e}]"
+    return text if layer.max_lsb == 0 else f"{text} [{layer.max_lsb}]"
 
 
 def _ordered_float_bits(a: np.ndarray) -> np.ndarray:
@@ -82,6 +105,8 @@ def _ordered_float_bits(a: np.ndarray) -> np.ndarray:
 
 def _difference(ours: np.ndarray, theirs: torch.Tensor) -> np.ndarray:
     """|ours - theirs| in quantization steps; for a float tensor (a float op's output) in float32 ulps."""
+    if not theirs.is_floating_point() and not theirs.is_quantized:  # int64 / bool values: exact or not
+        return np.abs(ours.astype(np.int64) - theirs.detach().numpy().astype(np.int64))
     if not theirs.is_quantized:
         return np.abs(_ordered_float_bits(ours) - _ordered_float_bits(theirs.detach().numpy()))
     return np.abs(ours.astype(np.int64) - theirs.int_repr().numpy().astype(np.int64))
@@ -116,8 +141,39 @@ def _reference_feed(module: QDQModule, values: dict[str, Any]) -> dict[str, np.n
             continue
         array = theirs.detach().int_repr().numpy() if theirs.is_quantized else theirs.detach().numpy()
         if str(array.dtype) == info["dtype"] and tuple(array.shape) == tuple(info["shape"]):
-            feed[info["name"]] = np.ascontiguousarray(array)
+            feed[info["name"]] = np.asarray(array, order="C")
     return feed
+
+
+def _arguments(x: torch.Tensor | Sequence[torch.Tensor]) -> tuple[torch.Tensor, ...]:
+    """One input of the model as the tuple of its arguments."""
+    return tuple(x) if isinstance(x, (tuple, list)) else (x,)
+
+
+def _example_for(module: QDQModule, x: torch.Tensor | Sequence[torch.Tensor]) -> tuple[torch.Tensor, ...]:
+    """``x`` as example inputs of the module's own shapes: a batch of another size (a dynamic-batch
+    module) is cut or filled with copies of its first sample."""
+    example = []
+    for tensor, shape in zip(_arguments(x), module.input_shapes):
+        shape = tuple(shape)
+        if tuple(tensor.shape) != shape and tensor.dim() == len(shape) >= 1 and tuple(tensor.shape[1:]) == shape[1:]:
+            tensor = tensor[:1].expand(shape[0], *shape[1:]).contiguous()
+        example.append(tensor)
+    return tuple(example)
+
+
+def linked_module(model: torch.nn.Module, module: QDQModule, example: torch.Tensor | Sequence[torch.Tensor]) -> QDQModule:
+    """``module`` linked to ``model``'s tensors (what :func:`compare` needs): ``model`` is converted again on
+    ``example`` (one input of the model) and must give the same module, the same nodes and the same params;
+    otherwise a ``ValueError`` says that ``module`` is not the conversion of ``model``."""
+    fresh = from_torch(model, _example_for(module, example), dynamic_batch=module.dynamic_batch)
+    ours, theirs = module.params, fresh.params
+    same = (fresh.nodes() == module.nodes() and list(ours) == list(theirs)
+            and all(ours[k].dtype == theirs[k].dtype and np.array_equal(ours[k], theirs[k]) for k in ours))
+    if not same:
+        raise ValueError("the module is not the conversion of this model (converting the model again gives other "
+                         "nodes or params): convert the model again, or pass the model it was converted from")
+    return QDQModule(module.graph, fresh.torch_nodes)
 
 
 def compare(
@@ -132,9 +188,10 @@ def compare(
     on every input and compare every quantized tensor bit by bit. Each input is a tensor, or a
     tuple of tensors for a model with several inputs (e.g. token ids and position ids).
 
-    The module must come from :func:`qnnpy.from_torch` on ``model`` (it knows which FX
-    node computed each tensor). PyTorch's intermediate tensors are recorded by running
-    the traced model node by node.
+    The module must be the conversion of ``model`` by :func:`qnnpy.from_torch` (it knows which
+    FX node computed each tensor); a module loaded from disk is linked to ``model`` by converting
+    ``model`` again on the first input, and refused with a ``ValueError`` when that gives another
+    module. PyTorch's intermediate tensors are recorded by running the traced model node by node.
 
     By default each layer of the runtime computes from the runtime's own previous outputs,
     so a one-step difference early on can move later layers (the end-to-end agreement).
@@ -145,14 +202,16 @@ def compare(
     the tensor's largest PyTorch value (they are rarely bit-identical, so ``all_identical`` and
     ``first_divergence`` then count them).
     """
-    if not module.torch_nodes:
-        raise ValueError("this module has no link to a PyTorch model (it was loaded from disk); convert it again")
+    if not inputs:
+        raise ValueError("compare needs at least one input")
+    if not module.torch_nodes:  # e.g. loaded from disk: linked by converting the model again
+        module = linked_module(model, module, inputs[0])
     # Tensors computed by a PyTorch node, not those qnnpy adds (e.g. a slice ahead of a dequantize).
     compared_ops = _compared_ops(reference_inputs)
     nodes = [n for n in module.nodes() if n["op"] in compared_ops and n["output"] in module.torch_nodes]
     stats = {p: {n["output"]: [0, 0, 0, 0.0] for n in nodes} for p in profiles}
     for x in inputs:
-        args = tuple(x) if isinstance(x, (tuple, list)) else (x,)
+        args = _arguments(x)
         captured = capture(model, args)
         feed = _reference_feed(module, captured.values) if reference_inputs else None
         for profile in profiles:
@@ -169,7 +228,7 @@ def compare(
     layers = {
         p: [LayerAgreement(n["output"], n["source"], n["op"], *stats[p][n["output"]]) for n in nodes] for p in profiles
     }
-    return ComparisonReport(layers, len(inputs), reference_inputs)
+    return ComparisonReport(layers, len(inputs), reference_inputs, current_engine())
 
 
 def _relative_difference(ours: np.ndarray, theirs: np.ndarray) -> float:
@@ -208,19 +267,20 @@ def compare_tvm(
     """Run ``model`` (PyTorch, current engine) and ``module`` compiled by TVM on every input and
     compare their first outputs in quantization steps (LSB) of the module's output.
 
-    ``runner`` is the compiled module, ``qnnpy.tvm_bridge.build(module, ...)``; when not
-    given, it is built for llvm in the default form with the profile that equals the
-    current engine (bit-exact with PyTorch where the runtime is). The float ``"qdq"`` form
-    computes in float32, so values next to a rounding tie may land a step apart.
+    ``module`` must be the conversion of ``model``: it is checked by converting ``model`` again
+    (a ``ValueError`` otherwise, as :func:`compare` does). ``runner`` is the compiled module,
+    ``qnnpy.tvm_bridge.build(module, ...)``; when not given, it is built for llvm in the default
+    form with the profile that equals the current engine (bit-exact with PyTorch where the
+    runtime is). The float ``"qdq"`` form computes in float32, so values next to a rounding tie
+    may land a step apart.
     """
     if not inputs:
         raise ValueError("compare_tvm needs at least one input")
+    linked_module(model, module, inputs[0])
     if runner is None:
         from qnnpy import tvm_bridge
 
-        engine = torch.backends.quantized.engine
-        profile = PROFILE_FOR_ENGINE.get(engine, "int32_bias")
-        runner = tvm_bridge.build(module, profile=profile)
+        runner = tvm_bridge.build(module, profile=default_profile())
     scale, _ = module.output_qparams()[0]
     if scale is None:
         raise ValueError("the module's output is computed by float ops (a PT2E float head) and has no quantization "
@@ -240,4 +300,4 @@ def compare_tvm(
     form = getattr(runner, "form", "")
     if form and hasattr(runner, "profile"):
         form += f" form, profile {runner.profile}"
-    return TVMAgreement(torch.backends.quantized.engine, samples, same_top1, identical, total, worst, form)
+    return TVMAgreement(current_engine(), samples, same_top1, identical, total, worst, form)

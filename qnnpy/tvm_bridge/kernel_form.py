@@ -22,7 +22,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from qnnpy.graph_inputs import input_arrays
+from qnnpy import _core
+from qnnpy.graph_inputs import checked_input_arrays
+from qnnpy.profiles import resolve_profile
 
 if TYPE_CHECKING:
     from qnnpy.module import QDQModule
@@ -33,12 +35,13 @@ _CALL_NODE = "qnnpy.kernels.call_node"
 
 def kernel_library_path() -> str:
     """Path of the installed kernel library; FileNotFoundError when qnnpy was built without it."""
-    path = Path(__file__).with_name(_LIBRARY_NAME)
-    if not path.is_file():
-        raise FileNotFoundError(
-            f"{path} not found: qnnpy was built without the TVM kernel library "
-            "(install apache-tvm, then rebuild qnnpy; CMake option QNNPY_TVM_KERNELS=ON makes it required)")
-    return str(path)
+    path = Path(_core.__file__).with_name(_LIBRARY_NAME)  # installed beside the extension, also when editable
+    if path.is_file():
+        return str(path)
+    raise FileNotFoundError(
+        f"{path} not found: qnnpy was built without its TVM kernel "
+        "library; reinstall it with pip install '.[tvm]' (the build needs apache-tvm-ffi; CMake option "
+        "QNNPY_TVM_KERNELS=ON makes the library required)")
 
 
 @functools.cache
@@ -77,11 +80,12 @@ def cached_node_count() -> int:
     return int(_global("qnnpy.kernels.cached_node_count")())
 
 
-def to_kernel_relax(module: "QDQModule", profile: str = "int32_bias") -> Any:
-    """The module as a ``tvm.IRModule`` in the kernels form for ``profile`` (params bound as constants)."""
+def to_kernel_relax(module: "QDQModule", profile: str | None = None) -> Any:
+    """The module as a ``tvm.IRModule`` in the kernels form for ``profile`` (params bound as constants;
+    default: :func:`qnnpy.profiles.default_profile`)."""
     from tvm import relax
 
-    calls = _global("qnnpy.kernels.split_graph")(bytes(module.graph.serialize()), profile)
+    calls = _global("qnnpy.kernels.split_graph")(bytes(module.graph.serialize()), resolve_profile(profile))
     values = module.graph.values()
     value_id = {v["name"]: i for i, v in enumerate(values)}
     bb = relax.BlockBuilder()
@@ -118,10 +122,11 @@ class KernelRunner:
     ``export_library(path)`` writes a deployable shared library.
     """
 
-    def __init__(self, module: "QDQModule", profile: str = "int32_bias", target: Any = "llvm"):
+    def __init__(self, module: "QDQModule", profile: str | None = None, target: Any = "llvm"):
         import tvm
         from tvm import relax
 
+        profile = resolve_profile(profile)
         self.form, self.profile = "kernels", profile
         self.ir_module = to_kernel_relax(module, profile)
         self.executable = tvm.compile(self.ir_module, target=target)
@@ -132,7 +137,7 @@ class KernelRunner:
     def __call__(self, *inputs: np.ndarray) -> np.ndarray | list[np.ndarray]:
         import tvm
 
-        args = [tvm.runtime.tensor(a, self._device) for a in input_arrays(self._graph, inputs)]
+        args = [tvm.runtime.tensor(a, self._device) for a in checked_input_arrays(self._graph, inputs)]
         out = self._vm["main"](*args)
         if isinstance(out, tvm.runtime.Tensor):
             return out.numpy()
@@ -150,6 +155,7 @@ class KernelRunner:
         return Path(path)
 
 
-def build(module: "QDQModule", profile: str = "int32_bias", target: Any = "llvm") -> KernelRunner:
-    """Compile ``module`` in the kernels form for ``profile`` and return a callable runner."""
+def build(module: "QDQModule", profile: str | None = None, target: Any = "llvm") -> KernelRunner:
+    """Compile ``module`` in the kernels form for ``profile`` (default: :func:`qnnpy.profiles.default_profile`)
+    and return a callable runner."""
     return KernelRunner(module, profile, target)

@@ -1,0 +1,206 @@
+"""Convert torchvision's classification models and Hugging Face's BERT, GPT-2 and ViT with qnnpy and write what
+converts: docs/model_coverage.md (every model and quantizer, with the measurements of tests/model_sweep.py),
+docs/model_coverage.json (the same, for regenerating the tables) and the README's short table between its
+coverage markers. Results are saved after every model, so an interrupted sweep resumes where it stopped.
+
+    python scripts/model_sweep.py                 # everything (hours on 2 cores)
+    python scripts/model_sweep.py --models resnet18,swin_t --quantizers x86
+    python scripts/model_sweep.py --tables-only   # rewrite the tables from docs/model_coverage.json
+"""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import platform
+import re
+import sys
+import time
+import traceback
+import warnings
+from collections import defaultdict
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests"))
+
+import torch  # noqa: E402
+
+DOCS = ROOT / "docs" / "model_coverage.md"
+RESULTS = ROOT / "docs" / "model_coverage.json"
+README = ROOT / "README.md"
+QUANTIZERS = ("x86", "xnnpack")
+HF_FLOWS = ("dynamic", "x86", "xnnpack")
+
+
+def cpu_name() -> str:
+    for line in Path("/proc/cpuinfo").read_text().splitlines() if Path("/proc/cpuinfo").exists() else []:
+        if line.startswith("model name"):
+            return line.split(":", 1)[1].strip()
+    return platform.processor() or "unknown CPU"
+
+
+def _load() -> dict:
+    return json.loads(RESULTS.read_text()) if RESULTS.exists() else {"torchvision": {}, "transformers": {}}
+
+
+def _save(results: dict) -> None:
+    RESULTS.write_text(json.dumps(results, indent=1, sort_keys=True) + "\n")
+
+
+def sweep_torchvision(models: list[str], quantizers: list[str], results: dict) -> None:
+    import model_sweep
+
+    for name in models:
+        for kind in quantizers:
+            key = f"{name}:{kind}"
+            if key in results["torchvision"]:
+                continue
+            start = time.perf_counter()
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    outcome = dataclasses.asdict(model_sweep.measure(name, kind, reference=True, other_forms=True))
+            except Exception as e:  # noqa: BLE001  (a failure is a result of the sweep, recorded with its message)
+                outcome = {"model": name, "quantizer": kind, "error": f"{type(e).__name__}: {str(e)[:400]}"}
+                traceback.print_exc(limit=2)
+            outcome["sweep_seconds"] = time.perf_counter() - start
+            results["torchvision"][key] = outcome
+            _save(results)
+            print(f"[sweep] {key}: {'error' if 'error' in outcome else 'ok'} in {outcome['sweep_seconds']:.0f} s", flush=True)
+
+
+def sweep_transformers(results: dict) -> None:
+    import numpy as np
+
+    import hf_models
+    import qnnpy
+
+    for name in hf_models.MODELS:
+        for flow in HF_FLOWS:
+            key = f"{name}:{flow}"
+            if key in results["transformers"]:
+                continue
+            outcome: dict = {"model": name, "flow": flow}
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    model = hf_models.dynamic(name) if flow == "dynamic" else hf_models.pt2e(name, flow)
+                    x = hf_models.inputs(name, 1, seed=3)[0]
+                    module = qnnpy.from_torch(model, hf_models.inputs(name, 1)[0])
+                    with torch.no_grad():
+                        theirs = [t.numpy() for t in torch.utils._pytree.tree_leaves(model(*x))]
+                    ours = [o.dequantized for o in module.run(*(t.numpy() for t in x), profile="fbgemm").outputs]
+                outcome["outputs"] = [o["name"] for o in module.output_info]
+                outcome["max_relative"] = max(float(np.abs(o - t).max() / np.abs(t).max()) for o, t in zip(ours, theirs))
+            except Exception as e:  # noqa: BLE001
+                outcome["error"] = f"{type(e).__name__}: {str(e)[:400]}"
+            results["transformers"][key] = outcome
+            _save(results)
+            print(f"[sweep] {key}: {'error' if 'error' in outcome else 'ok'}", flush=True)
+
+
+def _family(name: str) -> str:
+    return re.sub(r"(_v\d)?(_|\d).*$", "", name) if not name.startswith("wide_") else "wide_resnet"
+
+
+def _ok(o: dict) -> bool:
+    return "error" not in o and o["min_identical"] >= 0.999 and o["max_lsb"] <= 1 and o["top1_equal"] \
+        and o["max_float_relative"] <= 1e-5 and o.get("kernels_form_equal") is not False \
+        and o.get("other_forms_run") is not False and o["distance"] <= max(o["reference_distance"], o["floor_distance"])
+
+
+def tables(results: dict) -> tuple[str, str]:
+    """The docs page and the README's short table."""
+    tv, hf = results["torchvision"], results["transformers"]
+    header = (f"Measured on {results.get('cpu', cpu_name())} with torch {results.get('torch', torch.__version__)}, "
+              f"{results.get('date', time.strftime('%Y-%m-%d'))}.")
+    rows = []
+    for key in sorted(tv):
+        o = tv[key]
+        if "error" in o:
+            rows.append(f"| `{o['model']}` | {o['quantizer']} | no: {o['error'].replace('|', '/')[:160]} | | | | | | |")
+            continue
+        rows.append(
+            f"| `{o['model']}` | {o['quantizer']} | {'yes' if _ok(o) else 'converts; checks fail'} | "
+            f"{o['quantized_layers']}: {100 * o['min_identical']:.2f}%, {o['max_lsb']} | {o['max_float_relative']:.1e} | "
+            f"{'yes' if o['top1_equal'] else 'no'} | {100 * o['distance']:.2f}% | "
+            f"{100 * max(o['reference_distance'], o['floor_distance']):.2f}% ({o['reference']}) | "
+            f"{'=' if o.get('kernels_form_equal') else o.get('kernels_form_equal')} | {o['seconds']:.1f} |")
+    hf_rows = [f"| {o['model']} | {o['flow']} | " + (f"no: {o['error'][:160]}" if "error" in o else
+               f"yes | {', '.join(o['outputs'])} | {o['max_relative']:.1e}") + " |" for o in hf.values()]
+    passed = sum(_ok(o) for o in tv.values())
+    page = "\n".join([
+        "# Models that convert",
+        "",
+        "Generated by `scripts/model_sweep.py` (the measurements of `tests/model_sweep.py`). " + header,
+        "",
+        f"torchvision's classification models with `weights=None` and real batch-norm statistics, quantized with",
+        "PT2E (X86InductorQuantizer, the XNNPACK quantizer), converted and run in qnnpy's runtime under profile",
+        "fbgemm. Quantized layers fed PyTorch's own inputs: how many, the smallest share identical and the largest",
+        "difference in steps; float layers: the largest difference relative to the tensor's range; end to end:",
+        "top-1 equal, and the largest difference relative to the output's range, qnnpy's and PyTorch's own",
+        "(torch.compile's, or PyTorch eager without oneDNN: see `tests/model_sweep.py`); TVM's kernels form",
+        "against the runtime. Left out, over 1 GB of float weights: vit_h_14, regnet_y_128gf, vit_l_16, vit_l_32.",
+        "",
+        f"**{passed} of {len(tv)} model / quantizer pairs convert and pass every check.**",
+        "",
+        "| model | quantizer | converts | quantized layers: identical, max steps | float layers | top-1 | distance "
+        "| PyTorch's own | TVM kernels | seconds |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+        *rows,
+        "",
+        "Hugging Face transformers from small configs (`tests/hf_models.py`): the largest difference of any output",
+        "from PyTorch's, relative to its range.",
+        "",
+        "| model | flow | converts | outputs | difference |",
+        "|---|---|---|---|---|",
+        *hf_rows,
+        "",
+    ])
+    families: dict[str, dict[str, list[bool]]] = defaultdict(lambda: defaultdict(list))
+    for o in tv.values():
+        families[_family(o["model"])][o["quantizer"]].append(_ok(o))
+    short = ["| family | models | PT2E X86 | PT2E XNNPACK |", "|---|---|---|---|"]
+    for family in sorted(families):
+        q = families[family]
+        count = max(len(v) for v in q.values())
+        short.append(f"| {family} | {count} | " + " | ".join(f"{sum(q[k])}/{len(q[k])}" for k in QUANTIZERS) + " |")
+    hf_ok = sorted({o["model"] for o in hf.values() if "error" not in o})
+    short += ["", f"Hugging Face: {', '.join(hf_ok)} (dynamic quantization and PT2E). Each model's measurements: "
+              "[docs/model_coverage.md](docs/model_coverage.md). " + header]
+    return page, "\n".join(short)
+
+
+def write_tables(results: dict) -> None:
+    page, short = tables(results)
+    DOCS.write_text(page)
+    text = README.read_text()
+    begin, end = "<!-- coverage:begin -->", "<!-- coverage:end -->"
+    if begin not in text or end not in text:
+        raise SystemExit(f"{README} has no {begin} ... {end} section")
+    README.write_text(text[:text.index(begin) + len(begin)] + "\n" + short + "\n" + text[text.index(end):])
+    print(f"wrote {DOCS.relative_to(ROOT)} and the README's coverage table")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--models", help="comma-separated torchvision model names (default: all but those left out)")
+    parser.add_argument("--quantizers", default=",".join(QUANTIZERS))
+    parser.add_argument("--no-transformers", action="store_true", help="leave the Hugging Face models out")
+    parser.add_argument("--tables-only", action="store_true", help="rewrite the tables from the saved results")
+    args = parser.parse_args()
+    results = _load()
+    results.update(cpu=cpu_name(), torch=torch.__version__.split("+")[0], date=time.strftime("%Y-%m-%d"))
+    if not args.tables_only:
+        import model_sweep
+
+        models = args.models.split(",") if args.models else model_sweep.classification_models()
+        sweep_torchvision(models, args.quantizers.split(","), results)
+        if not args.no_transformers:
+            sweep_transformers(results)
+    write_tables(results)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,283 @@
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+
+#include "runtime/ops/float_movement_runners.h"
+#include "runtime/ops/plain_values.h"
+
+namespace qnnpy {
+namespace {
+
+// Where output index i along one axis reads its input: an offset into the input (the source
+// index times the input's stride along the source axis), or -1 for a padding position.
+using AxisMap = std::vector<int64_t>;
+
+// out[i_0, ..., i_r] = x[map_0[i_0] + ... + map_r[i_r]], or `fill` where an entry is -1.
+template <class T>
+void remap(const OpArgs& a, const std::vector<AxisMap>& maps, T fill) {
+  const Shape& shape = a.out().shape;
+  const std::vector<T>& x = values_of<T>(a.in_buf());
+  std::vector<T>& out = values_of<T>(a.out_buf());
+  out.resize(static_cast<size_t>(a.out_count()));
+  if (out.empty()) return;
+  const size_t rank = shape.size();
+  if (rank == 0) {
+    out[0] = x[0];
+    return;
+  }
+  std::vector<int64_t> index(rank, 0);
+  const AxisMap& last = maps[rank - 1];
+  const int64_t rows = num_elements(shape) / shape[rank - 1];
+  for (int64_t r = 0; r < rows; ++r) {
+    int64_t base = 0;
+    bool padded = false;
+    for (size_t d = 0; d + 1 < rank; ++d) {
+      const int64_t m = maps[d][index[d]];
+      padded = padded || m < 0;
+      base += m;
+    }
+    T* dst = out.data() + r * shape[rank - 1];
+    for (int64_t i = 0; i < shape[rank - 1]; ++i) dst[i] = padded || last[i] < 0 ? fill : x[base + last[i]];
+    for (size_t d = rank - 1; d-- > 0 && ++index[d] == shape[d];) index[d] = 0;
+  }
+}
+
+// Runs remap in the value's element type; `fill` is converted to it.
+void remap_values(const OpArgs& a, const std::vector<AxisMap>& maps, double fill = 0.0) {
+  with_element_type(a.out().dtype, [&](auto zero) {
+    using T = decltype(zero);
+    remap<T>(a, maps, static_cast<T>(fill));
+  });
+}
+
+// The identity map of every input axis, each scaled by its stride.
+std::vector<AxisMap> identity_maps(const Shape& in) {
+  const std::vector<int64_t> stride = row_strides(in);
+  std::vector<AxisMap> maps(in.size());
+  for (size_t d = 0; d < in.size(); ++d) {
+    for (int64_t i = 0; i < in[d]; ++i) maps[d].push_back(i * stride[d]);
+  }
+  return maps;
+}
+
+}  // namespace
+
+int64_t checked_index(const OpArgs& a, int64_t i, int64_t size) {
+  if (i < -size || i >= size) a.fail("index " + std::to_string(i) + " is out of range for an axis of size " + std::to_string(size));
+  return i < 0 ? i + size : i;
+}
+
+void run_float_reshape(const OpArgs& a) {
+  a.out_buf().f = a.in_buf().f;
+  a.out_buf().idx = a.in_buf().idx;
+}
+
+void run_float_permute(const OpArgs& a) {
+  const Shape& in = a.in().shape;
+  const auto& perm = a.node.ints_attr("perm");
+  const std::vector<int64_t> stride = row_strides(in);
+  std::vector<AxisMap> maps(in.size());
+  for (size_t d = 0; d < in.size(); ++d) {
+    const size_t from = normalized_axis(perm[d], in.size());
+    for (int64_t i = 0; i < in[from]; ++i) maps[d].push_back(i * stride[from]);
+  }
+  remap_values(a, maps);
+}
+
+// Concatenation along "axis": each input's block of shape[axis] * inner values per outer index.
+void run_float_cat(const OpArgs& a) {
+  with_element_type(a.out().dtype, [&](auto zero) {
+    using T = decltype(zero);
+    const Shape& out = a.out().shape;
+    const size_t axis = normalized_axis(a.node.int_attr("axis"), out.size());
+    int64_t inner = 1;
+    for (size_t d = axis + 1; d < out.size(); ++d) inner *= out[d];
+    const int64_t outer = num_elements(out) / (out[axis] * inner);
+    std::vector<T>& y = values_of<T>(a.out_buf());
+    y.resize(static_cast<size_t>(a.out_count()));
+    int64_t offset = 0;
+    for (size_t i = 0; i < a.node.inputs.size(); ++i) {
+      const int64_t block = a.in(i).shape[axis] * inner;
+      const std::vector<T>& x = values_of<T>(a.in_buf(i));
+      for (int64_t o = 0; o < outer; ++o) {
+        std::copy(x.begin() + o * block, x.begin() + (o + 1) * block, y.begin() + o * out[axis] * inner + offset);
+      }
+      offset += block;
+    }
+  });
+}
+
+void run_float_slice(const OpArgs& a) {
+  const Shape& in = a.in().shape;
+  const size_t axis = normalized_axis(a.node.int_attr("axis"), in.size());
+  const int64_t begin = a.node.int_attr("begin"), step = a.node.ints.count("step") ? a.node.int_attr("step") : 1;
+  std::vector<AxisMap> maps = identity_maps(in);
+  const int64_t stride = row_strides(in)[axis];
+  maps[axis].clear();
+  for (int64_t i = 0; i < a.out().shape[axis]; ++i) maps[axis].push_back((begin + i * step) * stride);
+  remap_values(a, maps);
+}
+
+void run_float_expand(const OpArgs& a) {
+  const Shape &in = a.in().shape, &out = a.out().shape;
+  const size_t lead = out.size() - in.size();
+  const std::vector<int64_t> stride = row_strides(in);
+  std::vector<AxisMap> maps(out.size());
+  for (size_t d = 0; d < out.size(); ++d) {
+    const bool broadcast = d < lead || in[d - lead] == 1;
+    for (int64_t i = 0; i < out[d]; ++i) maps[d].push_back(broadcast ? 0 : i * stride[d - lead]);
+  }
+  remap_values(a, maps);
+}
+
+void run_float_flip(const OpArgs& a) {
+  const Shape& in = a.in().shape;
+  std::vector<AxisMap> maps = identity_maps(in);
+  for (int64_t axis : a.node.ints_attr("axes")) {
+    AxisMap& m = maps[normalized_axis(axis, in.size())];
+    std::reverse(m.begin(), m.end());
+  }
+  remap_values(a, maps);
+}
+
+int64_t float_pad_source_index(int64_t j, int64_t n, int64_t mode) {
+  switch (mode) {
+    case 1: return j < 0 ? -j : j >= n ? 2 * (n - 1) - j : j;
+    case 2: return std::min(std::max(j, int64_t{0}), n - 1);
+    case 3: return ((j % n) + n) % n;
+    default: return j < 0 || j >= n ? -1 : j;
+  }
+}
+
+void run_float_pad(const OpArgs& a) {
+  const Shape &in = a.in().shape, &out = a.out().shape;
+  const auto& pads = a.node.ints_attr("pads");
+  const int64_t mode = a.node.int_attr("mode");
+  const std::vector<int64_t> stride = row_strides(in);
+  std::vector<AxisMap> maps(in.size());
+  for (size_t d = 0; d < in.size(); ++d) {
+    const int64_t n = in[d];
+    for (int64_t i = 0; i < out[d]; ++i) {
+      const int64_t j = float_pad_source_index(i - pads[2 * d], n, mode);
+      maps[d].push_back(j < 0 ? -1 : j * stride[d]);
+    }
+  }
+  remap_values(a, maps, a.node.float_attr("value"));
+}
+
+void run_float_repeat(const OpArgs& a) {
+  const Shape &in = a.in().shape, &out = a.out().shape;
+  const size_t lead = out.size() - in.size();
+  const std::vector<int64_t> stride = row_strides(in);
+  std::vector<AxisMap> maps(out.size());
+  for (size_t d = 0; d < out.size(); ++d) {
+    for (int64_t i = 0; i < out[d]; ++i) maps[d].push_back(d < lead ? 0 : (i % in[d - lead]) * stride[d - lead]);
+  }
+  remap_values(a, maps);
+}
+
+// out[o, j, k] = x[o, index[j], k] for the outer axes o, the index's elements j and the inner axes k.
+void run_float_take(const OpArgs& a) {
+  const Shape& in = a.in(0).shape;
+  const size_t axis = normalized_axis(a.node.int_attr("axis"), in.size());
+  int64_t inner = 1;
+  for (size_t d = axis + 1; d < in.size(); ++d) inner *= in[d];
+  const int64_t outer = num_elements(in) / (in[axis] * inner);
+  const std::vector<int64_t>& index = a.in_buf(1).idx;
+  std::vector<int64_t> rows(index.size());
+  for (size_t j = 0; j < index.size(); ++j) rows[j] = checked_index(a, index[j], in[axis]);
+  with_element_type(a.out().dtype, [&](auto zero) {
+    using T = decltype(zero);
+    const std::vector<T>& x = values_of<T>(a.in_buf(0));
+    std::vector<T>& y = values_of<T>(a.out_buf());
+    y.resize(static_cast<size_t>(a.out_count()));
+    T* dst = y.data();
+    for (int64_t o = 0; o < outer; ++o) {
+      for (int64_t row : rows) {
+        const T* src = x.data() + (o * in[axis] + row) * inner;
+        dst = std::copy(src, src + inner, dst);
+      }
+    }
+  });
+}
+
+// torch.gather: out[i] = x[i with its axis coordinate replaced by index[i]].
+void run_float_gather(const OpArgs& a) {
+  const Shape &in = a.in(0).shape, &shape = a.in(1).shape;
+  const size_t axis = normalized_axis(a.node.int_attr("axis"), in.size());
+  const std::vector<int64_t> in_stride = row_strides(in);
+  const std::vector<int64_t>& index = a.in_buf(1).idx;
+  with_element_type(a.out().dtype, [&](auto zero) {
+    using T = decltype(zero);
+    const std::vector<T>& x = values_of<T>(a.in_buf(0));
+    std::vector<T>& y = values_of<T>(a.out_buf());
+    y.resize(index.size());
+    std::vector<int64_t> at(shape.size(), 0);
+    for (size_t e = 0; e < index.size(); ++e) {
+      int64_t offset = checked_index(a, index[e], in[axis]) * in_stride[axis];
+      for (size_t d = 0; d < shape.size(); ++d) offset += d == axis ? 0 : at[d] * in_stride[d];
+      y[e] = x[offset];
+      for (size_t d = shape.size(); d-- > 0 && ++at[d] == shape[d];) at[d] = 0;
+    }
+  });
+}
+
+MergedIndex merged_index(const OpArgs& a, size_t first) {
+  const Shape& in = a.in(0).shape;
+  std::vector<size_t> axes;
+  for (int64_t axis : a.node.ints_attr("axes")) axes.push_back(normalized_axis(axis, in.size()));
+  MergedIndex m;
+  for (size_t d = 0; d < in.size(); ++d) {
+    (d < axes.front() ? m.outer : d > axes.back() ? m.inner : m.extent) *= in[d];
+  }
+  Shape indexed;
+  for (size_t j = first; j < a.node.inputs.size(); ++j) {
+    const Shape& s = a.in(j).shape;
+    Shape b(std::max(indexed.size(), s.size()), 1);
+    for (size_t i = 0; i < b.size(); ++i) {
+      const int64_t di = i + indexed.size() >= b.size() ? indexed[i + indexed.size() - b.size()] : 1;
+      const int64_t ds = i + s.size() >= b.size() ? s[i + s.size() - b.size()] : 1;
+      b[i] = std::max(di, ds);
+    }
+    indexed = b;
+  }
+  m.indexed = indexed;
+  const int64_t count = num_elements(indexed);
+  m.rows.assign(static_cast<size_t>(count), 0);
+  int64_t stride = m.extent;
+  for (size_t j = 0; j < axes.size(); ++j) {
+    stride /= in[axes[j]];
+    const std::vector<int64_t> s = broadcast_strides(a.in(first + j).shape, indexed.size());
+    const std::vector<int64_t>& index = a.in_buf(first + j).idx;
+    std::vector<int64_t> at(indexed.size(), 0);
+    for (int64_t e = 0; e < count; ++e) {
+      int64_t offset = 0;
+      for (size_t d = 0; d < indexed.size(); ++d) offset += at[d] * s[d];
+      m.rows[e] += checked_index(a, index[offset], in[axes[j]]) * stride;
+      for (size_t d = indexed.size(); d-- > 0 && ++at[d] == indexed[d];) at[d] = 0;
+    }
+  }
+  return m;
+}
+
+// Advanced indexing on consecutive axes: a take of the rows of the merged indexed axes.
+void run_float_index(const OpArgs& a) {
+  const MergedIndex m = merged_index(a, 1);
+  const int64_t outer = m.outer, extent = m.extent, inner = m.inner;
+  const std::vector<int64_t>& rows = m.rows;
+  with_element_type(a.out().dtype, [&](auto zero) {
+    using T = decltype(zero);
+    const std::vector<T>& x = values_of<T>(a.in_buf(0));
+    std::vector<T>& y = values_of<T>(a.out_buf());
+    y.resize(static_cast<size_t>(a.out_count()));
+    T* dst = y.data();
+    for (int64_t o = 0; o < outer; ++o) {
+      for (int64_t row : rows) {
+        const T* src = x.data() + (o * extent + row) * inner;
+        dst = std::copy(src, src + inner, dst);
+      }
+    }
+  });
+}
+
+}  // namespace qnnpy

@@ -1,0 +1,94 @@
+// The values of float ops (OpKind::Float) in the runtime: float32 in Buffer::f, int64 / int32 /
+// bool widened to int64 in Buffer::idx, all in logical (row-major) order; and the loops the
+// element-wise runners share (NumPy broadcasting of any number of inputs).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "runtime/ops/op_args.h"
+
+namespace qnnpy {
+
+template <class T> std::vector<T>& values_of(Buffer& b);
+template <> inline std::vector<float>& values_of<float>(Buffer& b) { return b.f; }
+template <> inline std::vector<int64_t>& values_of<int64_t>(Buffer& b) { return b.idx; }
+template <class T> const std::vector<T>& values_of(const Buffer& b) { return values_of<T>(const_cast<Buffer&>(b)); }
+
+// Calls body(T{}) with T = float for a float32 value, int64_t otherwise: the element type a runner
+// of any dtype works in (the body, a generic lambda, takes it as `using T = decltype(zero)`).
+template <class Body>
+void with_element_type(DType t, Body&& body) {
+  if (t == DType::Float32) {
+    body(float{});
+  } else {
+    body(int64_t{});
+  }
+}
+
+// One float32 input to one float32 output of its shape, element by element.
+template <class F>
+void float_unary(const OpArgs& a, F f) {
+  const std::vector<float>& x = a.in_buf().f;
+  std::vector<float>& out = a.out_buf().f;
+  out.resize(x.size());
+  for (size_t i = 0; i < x.size(); ++i) out[i] = f(x[i]);
+}
+
+// Row-major strides of `in` seen from an output of rank `rank` (NumPy broadcasting): 0 along
+// the axes `in` lacks or holds with extent 1.
+inline std::vector<int64_t> broadcast_strides(const Shape& in, size_t rank) {
+  std::vector<int64_t> stride(rank, 0);
+  const size_t lead = rank - in.size();
+  int64_t s = 1;
+  for (size_t d = rank; d-- > lead;) {
+    stride[d] = in[d - lead] == 1 ? 0 : s;
+    s *= in[d - lead];
+  }
+  return stride;
+}
+
+// Calls f(out_index, offsets) for every element of `out`, with offsets[i] the element of input i
+// (shape ins[i], broadcast to `out`). Inputs of the output's shape are walked without index math.
+template <size_t N, class F>
+void for_each_broadcast(const Shape& out, const Shape* const (&ins)[N], F f) {
+  const size_t rank = out.size();
+  const int64_t count = num_elements(out);
+  bool same = true;
+  for (size_t i = 0; i < N; ++i) same = same && *ins[i] == out;
+  int64_t offsets[N];
+  if (same) {
+    for (int64_t e = 0; e < count; ++e) {
+      for (size_t i = 0; i < N; ++i) offsets[i] = e;
+      f(e, offsets);
+    }
+    return;
+  }
+  std::vector<int64_t> strides[N];
+  for (size_t i = 0; i < N; ++i) strides[i] = broadcast_strides(*ins[i], rank);
+  std::vector<int64_t> index(rank, 0);
+  for (size_t i = 0; i < N; ++i) offsets[i] = 0;
+  for (int64_t e = 0; e < count; ++e) {
+    f(e, offsets);
+    for (size_t d = rank; d-- > 0;) {  // the next output index, the offsets moved along
+      for (size_t i = 0; i < N; ++i) offsets[i] += strides[i][d];
+      if (++index[d] < out[d]) break;
+      for (size_t i = 0; i < N; ++i) offsets[i] -= strides[i][d] * out[d];
+      index[d] = 0;
+    }
+  }
+}
+
+// A possibly negative axis of a value of rank `rank`, made non-negative (the op's rule checked its range).
+inline size_t normalized_axis(int64_t axis, size_t rank) {
+  return static_cast<size_t>(axis < 0 ? axis + static_cast<int64_t>(rank) : axis);
+}
+
+// Row-major strides of a shape.
+inline std::vector<int64_t> row_strides(const Shape& s) {
+  std::vector<int64_t> stride(s.size(), 1);
+  for (size_t d = s.size(); d-- > 1;) stride[d - 1] = stride[d] * s[d];
+  return stride;
+}
+
+}  // namespace qnnpy

@@ -1,0 +1,172 @@
+"""torchvision's classification models through PT2E and qnnpy, measured the same way in the tests
+(tests/test_model_sweep.py) and the generated coverage table (scripts/model_sweep.py).
+
+Each model: random weights (a fixed seed) with real batch-norm statistics (three training-mode passes before
+eval(), or activations collapse to one quantized level and a comparison tests nothing), a small input (64x64,
+or the model's minimum), torch.export (strict) -> torchao's prepare_pt2e with X86InductorQuantizer or the
+XNNPACK quantizer -> calibration on 4 inputs -> convert_pt2e. Then:
+
+- ``layers``: every quantized layer of qnnpy's runtime (profile fbgemm) fed PyTorch's own inputs, against
+  PyTorch's run of the converted model: the smallest fraction identical and the largest difference in steps;
+  float layers: the largest difference relative to the tensor's range.
+- ``distance``: end to end, the largest |qnnpy - PyTorch| over the inputs, relative to PyTorch's output range;
+  ``reference_distance`` the same for torch.compile (inductor) of the converted model, PyTorch's own deployment
+  path: with freezing (oneDNN's int8 kernels) for X86; XNNPACK graphs, which inductor's freezing refuses,
+  without freezing, else (a quantized max pool inductor has no CPU kernel of) PyTorch's eager run with oneDNN
+  turned off. ``distance_bound`` is the larger of the reference distance and that eager floor: a deep
+  random-weight net amplifies 1-ulp float differences, so no path is exact end to end.
+"""
+from __future__ import annotations
+
+import functools
+import time
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+import torchvision
+from torch import nn
+
+import qnnpy
+from qnnpy import _core
+from pt2e_models import quantizer
+from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
+
+CALIBRATION = 4
+# Models whose float weights exceed 1 GB: more than a 2-core CI machine should export, quantize and compile.
+LEFT_OUT = {"vit_h_14": "2.5 GB of float weights", "regnet_y_128gf": "2.6 GB of float weights",
+            "vit_l_16": "1.2 GB of float weights", "vit_l_32": "1.2 GB of float weights"}
+# The input side where 64 does not fit: ViT and MaxViT take 224 only, Inception-v3 needs at least 75.
+SIDE = {"vit_b_16": 224, "vit_b_32": 224, "maxvit_t": 224, "inception_v3": 96}
+# One per family: the default test run's subset (the full sweep is marked slow), with the quantizer each takes.
+FAMILIES = {"resnet18": "x86", "mobilenet_v3_small": "xnnpack", "efficientnet_b0": "x86", "regnet_y_400mf": "xnnpack",
+            "convnext_tiny": "x86", "swin_t": "xnnpack", "densenet121": "x86", "squeezenet1_1": "xnnpack",
+            "shufflenet_v2_x0_5": "x86", "mnasnet0_5": "xnnpack", "googlenet": "x86"}
+
+
+def classification_models() -> list[str]:
+    """torchvision's classification models (list_models of torchvision.models) but those left out."""
+    return [m for m in torchvision.models.list_models(module=torchvision.models) if m not in LEFT_OUT]
+
+
+def shape_of(name: str) -> tuple[int, int, int, int]:
+    side = SIDE.get(name, 64)
+    return (1, 3, side, side)
+
+
+def inputs(name: str, count: int, seed: int) -> list[torch.Tensor]:
+    generator = torch.Generator().manual_seed(seed)
+    return [torch.randn(shape_of(name), generator=generator) for _ in range(count)]
+
+
+def float_model(name: str) -> nn.Module:
+    """torchvision's ``name`` with random weights and the batch-norm statistics of three batches of noise."""
+    torch.manual_seed(0)
+    model = getattr(torchvision.models, name)(weights=None)
+    model.train()
+    with torch.no_grad():
+        for x in inputs(name, 3, seed=5):
+            model(torch.cat([x, -x]))
+    return model.eval()
+
+
+@functools.lru_cache(maxsize=2)
+def quantized(name: str, kind: str) -> torch.fx.GraphModule:
+    """``name`` quantized through PT2E with quantizer ``kind`` ("x86" or "xnnpack")."""
+    example = inputs(name, 1, seed=1)[0]
+    prepared = prepare_pt2e(torch.export.export(float_model(name), (example,), strict=True).module(), quantizer(kind))
+    for x in inputs(name, CALIBRATION, seed=2):
+        prepared(x)
+    return convert_pt2e(prepared)
+
+
+@dataclass
+class Outcome:
+    """What the sweep measured of one model under one quantizer."""
+
+    model: str
+    quantizer: str
+    seconds: float = 0.0             # from_torch
+    quantized_layers: int = 0
+    min_identical: float = 1.0       # quantized layers fed PyTorch's inputs
+    max_lsb: int = 0
+    max_float_relative: float = 0.0  # float layers fed PyTorch's inputs
+    top1_equal: bool = True
+    distance: float = 0.0            # end to end, relative to the output range
+    reference_distance: float = 0.0
+    reference: str = ""
+    floor_distance: float = 0.0      # PyTorch eager with oneDNN off
+    kernels_form_equal: bool | None = None
+    other_forms_run: bool | None = None  # TVM's integer and qdq forms built and run
+
+    @property
+    def distance_bound(self) -> float:
+        return max(self.reference_distance, self.floor_distance)
+
+
+def _max_relative(a: list[np.ndarray], b: list[np.ndarray]) -> float:
+    scale = max(float(np.abs(y).max()) for y in b)
+    return max(float(np.abs(x - y).max()) for x, y in zip(a, b)) / scale if scale else 0.0
+
+
+def _inductor(gm: torch.fx.GraphModule, xs: list[torch.Tensor], kind: str) -> tuple[list[np.ndarray], str]:
+    """torch.compile's outputs of ``gm`` (freezing for X86 graphs), and which path ran."""
+    import torch._inductor.config as inductor_config
+
+    for freezing in ([True, False] if kind == "x86" else [False]):
+        torch._dynamo.reset()
+        with inductor_config.patch(freezing=freezing), torch.no_grad():
+            try:
+                compiled = torch.compile(gm)
+                return [compiled(x).numpy() for x in xs], "inductor" + ("" if freezing else " (no freezing)")
+            except Exception:  # noqa: BLE001  (the next path is tried, and the one that ran is recorded)
+                continue
+    return [], "eager without oneDNN (inductor cannot compile this graph)"
+
+
+def _without_mkldnn(gm: torch.fx.GraphModule, xs: list[torch.Tensor]) -> list[np.ndarray]:
+    with torch.backends.mkldnn.flags(enabled=False), torch.no_grad():
+        return [gm(x).numpy() for x in xs]
+
+
+def measure(name: str, kind: str, reference: bool = True, kernels_form: bool = True, other_forms: bool = False) -> Outcome:
+    """Convert ``name`` under ``kind`` and measure it (``reference``: the inductor / eager distances;
+    ``kernels_form``: TVM's kernels form against the runtime, where qnnpy has its TVM kernel library;
+    ``other_forms``: TVM's integer and qdq forms built and run, their outputs finite)."""
+    gm = quantized(name, kind)
+    xs = inputs(name, 2, seed=3)
+    outcome = Outcome(name, kind)
+    start = time.perf_counter()
+    module = qnnpy.from_torch(gm, (xs[0],))
+    outcome.seconds = time.perf_counter() - start
+    report = qnnpy.compare(gm, module, xs, profiles=["fbgemm"], reference_inputs=True)
+    for layer in report.layers["fbgemm"]:
+        if _core.op_info(layer.op)["kind"] == "float":
+            outcome.max_float_relative = max(outcome.max_float_relative, layer.max_relative)
+        else:
+            outcome.quantized_layers += 1
+            outcome.min_identical = min(outcome.min_identical, layer.fraction)
+            outcome.max_lsb = max(outcome.max_lsb, layer.max_lsb)
+    with torch.no_grad():
+        theirs = [gm(x).numpy() for x in xs]
+    ours = [module.run(x.numpy(), profile="fbgemm").outputs[0].dequantized for x in xs]
+    outcome.top1_equal = all(np.array_equal(o.argmax(-1), t.argmax(-1)) for o, t in zip(ours, theirs))
+    outcome.distance = _max_relative(ours, theirs)
+    if reference:
+        outcome.floor_distance = _max_relative(_without_mkldnn(gm, xs), theirs)
+        compiled, outcome.reference = _inductor(gm, xs, kind)
+        outcome.reference_distance = _max_relative(compiled, theirs) if compiled else outcome.floor_distance
+    if kernels_form:
+        from qnnpy import tvm_bridge
+
+        if tvm_bridge.default_form() == "kernels":
+            runner = tvm_bridge.build(module, form="kernels", profile="fbgemm")
+            outcome.kernels_form_equal = all(
+                np.array_equal(np.asarray(runner(x.numpy())), o) for x, o in zip(xs, ours))
+    if other_forms:
+        from qnnpy import tvm_bridge
+
+        outcome.other_forms_run = all(
+            np.isfinite(np.asarray(tvm_bridge.build(module, form=form, profile="fbgemm")(xs[0].numpy()))).all()
+            for form in ("integer", "qdq"))
+    return outcome

@@ -1,0 +1,46 @@
+"""torchvision's classification models through PT2E (X86InductorQuantizer and the XNNPACK quantizer) into qnnpy,
+measured by tests/model_sweep.py: one model per family in the default run, every model under both quantizers
+with ``-m slow`` (the table docs/model_coverage.md comes from scripts/model_sweep.py, the same measurements).
+
+Asserted for each: it converts; every quantized layer of the runtime (profile fbgemm) fed PyTorch's inputs is
+>= 99.9% identical to PyTorch's and within one step; float layers within 1e-5 of their range; top-1 equal end to
+end; TVM's kernels form equal to the runtime bit for bit. Where measured (ResNet-18 in the default run, every
+model in the slow sweep), the end-to-end distance is no larger than PyTorch's own: torch.compile's (inductor)
+from the eager run, or the eager floor (see model_sweep.py)."""
+from __future__ import annotations
+
+import warnings
+
+import pytest
+
+import model_sweep
+
+FLOAT_RELATIVE = 1e-5
+REFERENCE_IN_DEFAULT_RUN = {"resnet18"}
+
+
+def _check(outcome: model_sweep.Outcome) -> None:
+    assert outcome.quantized_layers >= 5, outcome
+    assert outcome.min_identical >= 0.999 and outcome.max_lsb <= 1, outcome
+    assert outcome.max_float_relative <= FLOAT_RELATIVE, outcome
+    assert outcome.top1_equal, outcome
+    assert outcome.kernels_form_equal is not False, outcome
+    if outcome.reference:
+        assert outcome.distance <= outcome.distance_bound, outcome
+    assert outcome.other_forms_run is not False, outcome
+
+
+@pytest.mark.parametrize("name, kind", model_sweep.FAMILIES.items())
+def test_one_model_per_family(name, kind):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        _check(model_sweep.measure(name, kind, reference=name in REFERENCE_IN_DEFAULT_RUN))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kind", ["x86", "xnnpack"])
+@pytest.mark.parametrize("name", model_sweep.classification_models())
+def test_every_classification_model(name, kind):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        _check(model_sweep.measure(name, kind, reference=True, other_forms=True))
