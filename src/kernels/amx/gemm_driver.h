@@ -15,8 +15,8 @@
 //   written out, and a last odd block runs with C00 (and C10) alone.
 // A is read in place (tileloadd with the rows' stride) where a tile's 16 rows lie equally spaced and
 // its 64 bytes within one run (run_len a multiple of 64): dense rows (a pointwise conv, im2col) and
-// a conv's output pixels along one output row. Otherwise its rows are packed, zero-padded, into a
-// panel of whole tiles. Each block of results is stored from the C tiles into 4 KiB of int32 and
+// a conv's output pixels along one output row. Otherwise its rows are copied into a panel of whole
+// tiles. Each block of results is stored from the C tiles into 4 KiB of int32 and
 // written out at once, as int32 or requantized (fused: it is still in L1).
 #pragma once
 
