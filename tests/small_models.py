@@ -1,6 +1,7 @@
 """Small quantized models, one per op or op variant, for conversion tests."""
 from __future__ import annotations
 
+import numpy as np
 import torch
 from torch import nn
 import torch.ao.nn.quantized as nnq
@@ -8,6 +9,7 @@ from torch.ao.quantization import DeQuantStub, QConfig, QuantStub, default_obser
 from torch.ao.quantization.quantization_mappings import (get_default_qconfig_propagation_list,
                                                           get_default_static_quant_module_mappings)
 
+import qnnpy
 from qnnpy import zoo
 
 PER_TENSOR_QCONFIG = QConfig(activation=default_observer, weight=default_weight_observer)
@@ -308,3 +310,14 @@ def op_cases() -> dict[str, tuple[nn.Module, tuple[int, ...]]]:
         "dilated_max_pool": (Activations(nn.MaxPool2d(3, stride=1, padding=1, dilation=2)), (3, 9, 11)),
         "linear_on_rank4": (LinearOverLastAxis(), (3, 12, 10)),
     }
+
+
+def small_zoo_modules(sizes: dict[str, int], seed: int) -> dict[str, tuple[qnnpy.QDQModule, np.ndarray]]:
+    """torchvision's quantized models ``{name: image size}`` at small inputs (two calibration batches of two),
+    each converted, with one input of its size drawn with ``seed``."""
+    modules = {}
+    for name, size in sizes.items():
+        model = zoo.quantized_torchvision(name, image_size=size, calibration_batches=2, batch_size=2)
+        x = zoo.calibration_data(1, 1, (3, size, size), seed=seed)[0]
+        modules[name] = (qnnpy.from_torch(model, (x,)), x.numpy())
+    return modules

@@ -14,8 +14,9 @@ import numpy as np
 import pytest
 
 import qnnpy
-from qnnpy import _core, zoo
+from qnnpy import _core
 from qnnpy.profiles import PROFILES
+from small_models import small_zoo_modules
 
 X86 = platform.machine() in ("x86_64", "AMD64")
 pytestmark = pytest.mark.skipif(not X86, reason="the amx sets are x86-64 kernels")
@@ -56,12 +57,7 @@ MODEL_INPUTS = {"resnet18": 64, "mobilenet_v2": 64}
 
 @pytest.fixture(scope="module")
 def small_models() -> dict[str, tuple[qnnpy.QDQModule, np.ndarray]]:
-    models = {}
-    for name, size in MODEL_INPUTS.items():
-        model = zoo.quantized_torchvision(name, image_size=size, calibration_batches=2, batch_size=2)
-        x = zoo.calibration_data(1, 1, (3, size, size), seed=7)[0]
-        models[name] = (qnnpy.from_torch(model, (x,)), x.numpy())
-    return models
+    return small_zoo_modules(MODEL_INPUTS, seed=7)
 
 
 @pytest.mark.parametrize("isa", ["amx_model", pytest.param("amx", marks=pytest.mark.skipif(

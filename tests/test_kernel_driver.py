@@ -24,13 +24,13 @@ import numpy as np
 import pytest
 
 import qnnpy
-from qnnpy import _core, zoo
+from qnnpy import _core
 from qnnpy.profiles import PROFILES
 
 import amx_encoding
 import disassembly
 import kernel_driver
-from small_models import Head, Residual, conv_cases, quantized
+from small_models import Head, Residual, conv_cases, quantized, small_zoo_modules
 
 # qemu's CPU models: "max" has every extension (asimddp: sdot), "cortex-a53" is Armv8.0 (no sdot).
 CPU_DEFAULT_ISA = {"max": "neon_dot", "cortex-a53": "neon"}
@@ -194,12 +194,7 @@ MODEL_INPUTS = {"resnet18": 32, "mobilenet_v2": 64}
 
 @pytest.fixture(scope="module")
 def small_models() -> dict[str, tuple[_core.Graph, np.ndarray]]:
-    models = {}
-    for name, size in MODEL_INPUTS.items():
-        model = zoo.quantized_torchvision(name, image_size=size, calibration_batches=2, batch_size=2)
-        x = zoo.calibration_data(1, 1, (3, size, size), seed=5)[0]
-        models[name] = (qnnpy.from_torch(model, (x,)).graph, x.numpy())
-    return models
+    return {name: (module.graph, x) for name, (module, x) in small_zoo_modules(MODEL_INPUTS, seed=5).items()}
 
 
 @pytest.mark.parametrize("cpu", sorted(CPU_DEFAULT_ISA))
