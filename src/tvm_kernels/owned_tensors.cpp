@@ -6,6 +6,7 @@
 #include <string>
 #include <unordered_map>
 
+#include "runtime/integer_values.h"
 #include "tvm_kernels/graph_split.h"
 #include "tvm_kernels/tensor_io.h"
 
@@ -58,13 +59,19 @@ size_t value_bytes(const Value& v) { return static_cast<size_t>(num_elements(v.s
 tvm::ffi::Tensor owning_tensor(Buffer&& b, const Value& v) {
   auto storage = std::make_shared<OwnedStorage>();
   storage->is_float = v.dtype == DType::Float32;
-  const size_t have = storage->is_float ? b.f.size() * sizeof(float) : b.q.size();
+  const bool integers = is_integer_storage(v.dtype);
+  const size_t have = storage->is_float ? b.f.size() * sizeof(float)
+                      : integers        ? b.idx.size() * dtype_size(v.dtype)
+                                        : b.q.size();
   if (have != value_bytes(v)) {
     throw std::logic_error("'" + v.name + "': the kernel wrote " + std::to_string(have) + " bytes, " +
                            std::to_string(value_bytes(v)) + " expected");
   }
   if (storage->is_float) {
     storage->f = std::move(b.f);
+  } else if (integers) {  // held widened to int64 (runtime/integer_values.h): narrowed into bytes of its own
+    storage->q.resize(have);
+    write_integers(b.idx, v.dtype, storage->q.data());
   } else {
     storage->q = std::move(b.q);
   }
@@ -83,6 +90,7 @@ std::vector<uint8_t> output_storage(size_t bytes) {
 }
 
 bool BorrowedInputs::take(const DLTensor* t, const Value& v, Buffer& b) {
+  if (is_integer_storage(v.dtype)) return false;  // the runtime holds them widened: read_tensor widens a copy
   std::shared_ptr<OwnedStorage> owner;
   {
     std::lock_guard<std::mutex> lock(owned_mutex);

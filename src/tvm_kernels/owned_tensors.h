@@ -20,9 +20,10 @@ namespace qnnpy {
 
 struct OwnedStorage;
 
-// A tensor of v's dtype and storage shape owning b's bytes (b.f for float32 values, else b.q, which must
-// hold exactly the value's bytes). When the tensor is freed, its 8-bit storage goes to a pool that
-// output_storage draws from.
+// A tensor of v's dtype and storage shape owning b's bytes (b.f for float32 values, b.q for 8-bit ones,
+// which must hold exactly the value's bytes; int64 / int32 / bool values, which the runtime holds widened
+// in b.idx, are narrowed into bytes of the tensor's own). When the tensor is freed, its byte storage goes
+// to a pool that output_storage draws from.
 tvm::ffi::Tensor owning_tensor(Buffer&& b, const Value& v);
 
 // Storage for an 8-bit output of `bytes` bytes: a vector of exactly that size from the pool (no
@@ -38,7 +39,7 @@ class BorrowedInputs {
   ~BorrowedInputs() { give_back(); }
 
   // Moves t's storage into b when t is a tensor of owning_tensor that no other call holds, with v's dtype
-  // and storage shape and no byte offset; returns false (b untouched) otherwise.
+  // (float32 or 8-bit) and storage shape and no byte offset; returns false (b untouched) otherwise.
   bool take(const DLTensor* t, const Value& v, Buffer& b);
   // Gives every storage back (also on an exception, from the destructor). Returns false if a node
   // changed an input's storage (the runners only read their inputs), which would leave a tensor's data

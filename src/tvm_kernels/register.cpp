@@ -96,7 +96,7 @@ void run_inputs(const PreparedNode& node, ffi::PackedArgs args, std::vector<Buff
     b.torch_dense = node.spec.input_layouts[i].torch_dense;
   }
   const Value& out = g.value(n.output);
-  if (out.dtype != DType::Float32) {
+  if (!is_plain_dtype(out.dtype)) {  // an 8-bit output
     values[n.output].q = output_storage(static_cast<size_t>(num_elements(out.shape)) * dtype_size(out.dtype));
   }
   node.runner.run(g, n, values, kernel_set(process_isa()), num_threads.load());
