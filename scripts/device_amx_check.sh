@@ -5,6 +5,7 @@
 #   OUT=DIR bash scripts/device_amx_check.sh           (the device tool sets OUT; 15 minutes of device time a
 #                                                      session: this script takes about 6-9 of them)
 #   QNNPY_DEVICE_QUICK=1 ...                           a smoke run: 2 rounds, MobileNetV2 only, 1 thread
+#   QNNPY_DEVICE_BUDGET_S=570                          seconds for all steps (run it with the tool's timeout_s=600)
 #
 # Steps, each logged in $OUT/log.txt with its duration; a step that fails is written down and the next runs:
 #   1. cpu.txt: the CPU (lscpu, the flags the kernels use) and the Python packages found.
@@ -15,12 +16,12 @@
 #   4. The Python extension (CMake again, QNNPY_PYTHON=ON) into a copy of the qnnpy package in /tmp, if
 #      pybind11 and Python's headers are found: pybind11 from the Python used, else from $PYBIND11_DIR, else
 #      from a carried .venv/lib/python3*/site-packages/pybind11 (the device tool's `carry` brings it).
-#   5. pytest.txt: the amx tests of the test suite on the instructions (tests/test_amx.py, test_gemm_vnni.py,
-#      the twin tests of test_kernel_twins.py), if pytest is installed.
-#   6. bench.txt, <cpu>.json, RESULTS.md: benchmarks/bench_latency.py, 1 and 2 threads, qnnpy (amx, and
+#   5. bench.txt, <cpu>.json, RESULTS.md: benchmarks/bench_latency.py, 1 and 2 threads, qnnpy (amx, and
 #      avx512vnni with --also-isa) against PyTorch eager under each engine and PT2E + torch.compile; needs
 #      torchvision (and torchao or torch.ao's PT2E for the PT2E path). Copy RESULTS.md's section and the
 #      JSON file into benchmarks/ to publish them.
+#   6. pytest.txt: the amx tests of the test suite on the instructions (tests/test_amx.py, test_gemm_vnni.py,
+#      the twin tests of test_kernel_twins.py), if pytest is installed, in the time left.
 # At most 8 files come back from $OUT; this writes 7.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -30,6 +31,9 @@ mkdir -p "$OUT"
 LOG="$OUT/log.txt"
 : > "$LOG"
 QUICK=${QNNPY_DEVICE_QUICK:-0}
+# Seconds for the whole script: the device tool stops a command after 600 s (its files under $OUT still come
+# back, each step's as far as it got).
+BUDGET=${QNNPY_DEVICE_BUDGET_S:-570}
 if [ -x /opt/torch/.venv/bin/python ]; then export PATH=/opt/torch/.venv/bin:$PATH; fi
 PYTHON=${PYTHON:-$(command -v python3 || command -v python)}
 BUILD=/tmp/qnnpy_amx_build
@@ -38,12 +42,17 @@ SITE=/tmp/qnnpy_amx_site
 JOBS=$(nproc)
 
 log() { echo "[$(date -u +%H:%M:%S)] $*" | tee -a "$LOG"; }
-# step NAME SECONDS FILE FUNCTION: runs the shell function under a time limit, its output into FILE (the log if
-# FILE is -), and logs its status and duration.
+# step NAME SECONDS FILE FUNCTION: runs the shell function under a time limit (at most what is left of the
+# script's budget), its output into FILE (the log if FILE is -), and logs its status and duration.
 step() {
-  local name=$1 limit=$2 file=$3 fn=$4 start=$SECONDS status
+  local name=$1 limit=$2 file=$3 fn=$4 start=$SECONDS status left=$((BUDGET - SECONDS))
   [ "$file" = - ] && file=$LOG
-  log "== $name"
+  if [ "$left" -lt 20 ]; then
+    log "== $name: SKIPPED, ${left} s of the ${BUDGET} s budget left"
+    return 1
+  fi
+  [ "$limit" -gt "$left" ] && limit=$left
+  log "== $name (at most $limit s)"
   timeout "$limit" bash -c "$fn" >> "$file" 2>&1
   status=$?
   log "== $name: $([ $status = 0 ] && echo ok || echo "FAILED (exit $status)") in $((SECONDS - start)) s"
@@ -129,12 +138,13 @@ export -f build_core kernel_checks pybind11_dir build_python run_pytest run_benc
 log "qnnpy device check in $REPO, python $PYTHON, $JOBS cores, quick=$QUICK"
 cpu_report > "$OUT/cpu.txt" 2>&1
 cat "$OUT/cpu.txt" >> "$LOG"
-if step "build the core and qnnpy_kernel_tests" 300 - build_core; then
-  step "kernel checks (kernel_tests.txt)" 150 "$OUT/kernel_tests.txt" kernel_checks
+# The timings before the pytest run: they matter most, and pytest's share of the budget is what is left.
+if step "build the core and qnnpy_kernel_tests" 180 - build_core; then
+  step "kernel checks (kernel_tests.txt)" 90 "$OUT/kernel_tests.txt" kernel_checks
 fi
-if step "build the Python extension" 300 - build_python; then
-  step "pytest (pytest.txt)" 300 "$OUT/pytest.txt" run_pytest
-  step "bench_latency (bench.txt)" 420 "$OUT/bench.txt" run_bench
+if step "build the Python extension" 180 - build_python; then
+  step "bench_latency (bench.txt)" 330 "$OUT/bench.txt" run_bench
+  step "pytest (pytest.txt)" 240 "$OUT/pytest.txt" run_pytest
 else
   log "no Python extension: no pytest and no model timings (why: above)"
 fi
