@@ -155,7 +155,9 @@ def executorch_xnnpack(gm: torch.fx.GraphModule, xs: list[torch.Tensor]) -> list
         return []
     try:
         lowered = to_edge_transform_and_lower(torch.export.export(gm, (xs[0],)), partitioner=[XnnpackPartitioner()])
-        method = Runtime.get().load_program(lowered.to_executorch().buffer).load_method("forward")
+        buffer = lowered.to_executorch().buffer
+        program = Runtime.get().load_program(buffer)  # the method reads the program: both stay referenced here
+        method = program.load_method("forward")
         outputs = [method.execute([x]) for x in xs]
     except Exception:  # noqa: BLE001  (the next path is used, and the one that ran is recorded)
         return []
