@@ -1,7 +1,8 @@
 """atheris harness: ``qnnpy.QDQModule.load`` of a saved module directory, then what a user does next.
 
 Each input is the ``graph.qnnpy`` of a saved module; the harness writes the matching
-``params.npz`` next to it, as ``QDQModule.save`` does. The module is loaded, printed
+``params.npz`` next to it, as folders saved by qnnpy 0.1.0 hold (``load`` checks it against
+the graph, the path an old folder takes). The module is loaded, printed
 (TVMScript, summary, params) and, when small enough, run on the scalar kernels. Any
 input must either work or be refused with ``ValueError``; every other exception and
 every crash is a finding. Seeds: fuzz/corpus/graph_file. Run (docs/fuzzing.md):
@@ -41,7 +42,7 @@ def _work(module: QDQModule) -> float:
 
 
 def _params_of(data: bytes) -> dict[str, np.ndarray]:
-    """The params a save of this graph writes to params.npz (none when the graph does not load)."""
+    """The params qnnpy 0.1.0 wrote to params.npz for this graph (none when the graph does not load)."""
     try:
         return QDQModule(_core.Graph.deserialize(data)).params
     except Exception:  # load refuses such a graph before it reads params.npz; the try below checks how

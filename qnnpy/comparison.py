@@ -232,9 +232,14 @@ def compare(
 
 
 def _relative_difference(ours: np.ndarray, theirs: np.ndarray) -> float:
-    """max |ours - theirs| / max |theirs| (0 when both are all zeros)."""
-    worst = float(np.abs(ours.astype(np.float64) - theirs.astype(np.float64)).max(initial=0.0))
-    scale = float(np.abs(theirs).max(initial=0.0))
+    """max |ours - theirs| / max |theirs| over the finite values of theirs (0 when both are all zeros). Equal
+    infinities (an attention mask's -inf) and NaN against NaN count as equal; a NaN against a number as inf."""
+    a, b = ours.astype(np.float64), theirs.astype(np.float64)
+    with np.errstate(invalid="ignore"):
+        differ = (a != b) & ~(np.isnan(a) & np.isnan(b))
+        worst = float(np.nan_to_num(np.abs(a - b)[differ], nan=np.inf, posinf=np.inf).max(initial=0.0))
+    finite = np.abs(b[np.isfinite(b)])
+    scale = float(finite.max(initial=0.0))
     return worst / scale if scale else worst
 
 

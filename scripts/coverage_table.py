@@ -1,11 +1,12 @@
-"""Regenerates the README's coverage tables from a pytest run (JUnit XML), not by hand.
+"""Regenerates the coverage tables of docs/coverage.md (the quantizable zoo, the op cases) from a pytest run
+(JUnit XML), not by hand. (The README's short table of what converts comes from scripts/model_sweep.py.)
 
-    .venv/bin/python -P scripts/coverage_table.py            # runs the coverage tests, then rewrites README.md
+    .venv/bin/python -P scripts/coverage_table.py            # runs the coverage tests, then rewrites docs/coverage.md
     .venv/bin/python -P scripts/coverage_table.py --junit r.xml   # reuses a finished run
-    .venv/bin/python -P scripts/coverage_table.py --output table.md   # writes the tables there, not README.md
+    .venv/bin/python -P scripts/coverage_table.py --output table.md   # writes the tables there instead
 
 Each table cell is the outcome of one named test: "yes" passed, "FAIL" failed or
-errored, "-" no such test (the check does not apply; the README says why). The full-size
+errored, "-" no such test (the check does not apply; docs/coverage.md says why). The full-size
 zoo tests (tests/test_zoo_full_size.py, 1x3x224x224) and the PT2E zoo tests (tests/test_zoo_pt2e.py) are
 marked slow: this script runs them.
 """
@@ -104,7 +105,7 @@ def op_table(res: dict[tuple[str, str, str], str]) -> str:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--junit", type=Path, help="use this JUnit XML instead of running the tests")
-    parser.add_argument("--output", type=Path, help="write the tables to this file instead of README.md")
+    parser.add_argument("--output", type=Path, help="write the tables to this file instead of docs/coverage.md")
     args = parser.parse_args()
     junit = args.junit
     if junit is None:
@@ -116,15 +117,15 @@ def main() -> int:
         args.output.write_text(block + "\n")
         print(f"{args.output}: coverage tables written from {junit}", file=sys.stderr)
         return 0 if "FAIL" not in block else 1
-    readme = ROOT / "README.md"
-    text = readme.read_text()
+    page = ROOT / "docs" / "coverage.md"
+    text = page.read_text()
     if BEGIN not in text:
         print(block)
-        print("README.md has no coverage markers; printed the tables instead", file=sys.stderr)
+        print("docs/coverage.md has no coverage markers; printed the tables instead", file=sys.stderr)
         return 1
     start, end = text.index(BEGIN), text.index(END) + len(END)
-    readme.write_text(text[:start] + block + text[end:])
-    print(f"README.md: coverage tables rewritten from {junit}", file=sys.stderr)
+    page.write_text(text[:start] + block + text[end:])
+    print(f"docs/coverage.md: coverage tables rewritten from {junit}", file=sys.stderr)
     return 0 if "FAIL" not in block else 1
 
 

@@ -39,9 +39,13 @@ if [ ! -x .venv/bin/python ]; then
   echo "[setup] creating .venv"
   "$PYTHON" -m venv .venv
 fi
-if ! .venv/bin/python -c "import torch, torchvision, tvm, pytest, xdist, nbclient, nbformat, ipykernel, matplotlib, sklearn, ai_edge_litert, atheris, torchao, transformers" 2>/dev/null; then
+if ! .venv/bin/python -c "import torch, torchvision, tvm, pytest, xdist, nbclient, nbformat, ipykernel, matplotlib, sklearn, ai_edge_litert, atheris, torchao, transformers, ruamel.yaml, tabulate" 2>/dev/null; then
   echo "[setup] installing pinned dependencies (torch, torchvision, apache-tvm, notebook and example tools)"
   pip_quiet install -r requirements-test.txt
+fi
+if ! .venv/bin/python -c "import executorch" 2>/dev/null; then
+  echo "[setup] installing executorch 1.5.1 (the XNNPACK reference of tests/model_sweep.py), without its dependencies"
+  pip_quiet install --no-deps executorch==1.5.1
 fi
 echo "[setup] building qnnpy (C++ core and TVM kernel library): pip install '.[tvm]'"
 pip_quiet install '.[tvm]'

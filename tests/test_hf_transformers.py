@@ -7,7 +7,9 @@ least 99.9% of their values and within one step (PT2E's float linears sum in ano
 within 1e-5 of their range. TVM's kernels form equals the runtime bit for bit; its float form is within 1e-5.
 
 torchao 0.18's testing XNNPACKQuantizer makes GPT-2 unrunnable (its prepared graph feeds an observed float tensor
-to the position embedding's lookup): that pair is left out. X86InductorQuantizer quantizes all three here.
+to the position embedding's lookup): that pair is left out. X86InductorQuantizer quantizes all three here; on a
+BERT whose pooler output is dropped it fails with an IndexError, which removing the dead pooler first avoids
+(test_x86_quantizer_on_bert_without_its_pooler_output, docs/convert.md).
 """
 from __future__ import annotations
 
@@ -20,6 +22,7 @@ import torch
 import qnnpy
 from qnnpy import _core
 import hf_models
+from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
 
 FLOAT_RELATIVE = 1e-5
 OUTPUTS = {"bert": ["last_hidden_state", "pooler_output"], "gpt2": ["last_hidden_state"],
@@ -85,3 +88,34 @@ def test_pt2e_model_converts_and_agrees(name, kind):
         assert layer.fraction >= 0.999 and layer.max_lsb <= 1, layer
     _assert_outputs_agree(gm, module, xs)
     _assert_tvm_forms(module, x)
+
+
+class _LastHiddenState(torch.nn.Module):
+    """BERT returning only its last hidden state: the pooler (dense, then tanh) still runs, and nothing reads it."""
+
+    def __init__(self, bert: torch.nn.Module) -> None:
+        super().__init__()
+        self.bert = bert
+
+    def forward(self, ids: torch.Tensor) -> torch.Tensor:
+        return self.bert(ids).last_hidden_state
+
+
+def test_x86_quantizer_on_bert_without_its_pooler_output():
+    """torchao 0.18's X86InductorQuantizer fails with IndexError (x86_inductor_quantizer.py:648) when a
+    linear -> tanh pattern's output is unused: torch.export keeps the dead pooler, the tanh's source partition has
+    no output node. Removing dead code before prepare_pt2e is the way through (docs/convert.md)."""
+    x = hf_models.inputs("bert", 1)[0]
+    exported = torch.export.export(_LastHiddenState(hf_models.model("bert")), x, strict=True).module()
+    tanh = [n for n in exported.graph.nodes if n.target == torch.ops.aten.tanh.default]
+    assert len(tanh) == 1 and not tanh[0].users  # the cause: the pooler's tanh is in the graph, read by nothing
+    exported.graph.eliminate_dead_code()
+    exported.recompile()
+    assert not any(n.target == torch.ops.aten.tanh.default for n in exported.graph.nodes)
+    prepared = prepare_pt2e(exported, hf_models.quantizer("x86"))
+    for calibration in hf_models.inputs("bert", 4, seed=2):
+        prepared(*calibration)
+    gm = convert_pt2e(prepared)
+    module = qnnpy.from_torch(gm, x)
+    assert len(module.output_info) == 1, module.output_info
+    _assert_outputs_agree(gm, module, hf_models.inputs("bert", 2, seed=3))

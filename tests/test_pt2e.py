@@ -296,3 +296,38 @@ def test_a_prepared_but_unconverted_pt2e_graph_is_refused_saying_so():
     with pytest.raises(ConversionError, match=r"holds \d+ observer or fake-quantize module\(s\) .*prepared for "
                                               r"quantization but not converted.*convert_pt2e"):
         qnnpy.from_torch(prepared, (x,))
+
+
+class _CausalScores(nn.Module):
+    """Attention scores with a causal mask of -inf, then softmax: infinities inside the float part."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.proj = nn.Linear(8, 8)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = self.proj(x)
+        scores = h @ h.transpose(-1, -2)
+        mask = torch.ones(6, 6, dtype=torch.bool).triu(1)
+        return torch.softmax(scores.masked_fill(mask, float("-inf")), dim=-1)
+
+
+def test_layers_holding_infinities_compare_as_numbers():
+    x = torch.randn(1, 6, 8)
+    prepared = prepare_pt2e(torch.export.export(_CausalScores().eval(), (x,), strict=True).module(), quantizer("x86"))
+    prepared(torch.randn(1, 6, 8))
+    gm = convert_pt2e(prepared)
+    module = qnnpy.from_torch(gm, (x,))
+    report = qnnpy.compare(gm, module, [x], profiles=["fbgemm"], reference_inputs=True)
+    masked = [layer for layer in report.layers["fbgemm"] if layer.op == "float_where"]
+    assert masked and all(layer.max_relative == 0.0 for layer in masked)  # -inf against -inf: equal
+    assert all(np.isfinite(layer.max_relative) for layer in report.layers["fbgemm"])
+
+
+def test_a_nan_against_a_number_counts_as_a_difference():
+    from qnnpy.comparison import _relative_difference
+
+    assert _relative_difference(np.array([np.nan, 1.0], np.float32), np.array([2.0, 1.0], np.float32)) == np.inf
+    assert _relative_difference(np.array([np.nan, 1.0]), np.array([np.nan, 1.0])) == 0.0
+    assert _relative_difference(np.array([-np.inf, 1.0]), np.array([-np.inf, 2.0])) == 0.5
+    assert _relative_difference(np.array([np.inf, 0.0]), np.array([-np.inf, 1.0])) == np.inf
