@@ -5,16 +5,7 @@
 
 #include "bindings/bindings.h"
 #include "kernels/kernels.h"
-#if defined(__x86_64__) && defined(QNNPY_AVX2_KERNELS)
-#include "kernels/avx2/peak.h"
-#include "kernels/avx512/peak.h"
-#endif
-#if defined(QNNPY_AVXVNNI_KERNELS)
-#include "kernels/avxvnni/peak.h"
-#endif
-#if defined(QNNPY_AMX_KERNELS)
-#include "kernels/amx/peak.h"
-#endif
+#include "kernels/peaks.h"
 
 namespace qnnpy::bindings {
 
