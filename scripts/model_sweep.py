@@ -136,6 +136,10 @@ def tables(results: dict) -> tuple[str, str]:
     hf_rows = [f"| {o['model']} | {o['flow']} | " + (f"no: {o['error'][:160]}" if "error" in o else
                f"yes | {', '.join(o['outputs'])} | {o['max_relative']:.1e}") + " |" for o in hf.values()]
     passed = sum(_ok(o) for o in tv.values())
+    import model_sweep
+
+    swept = {o["model"] for o in tv.values()}
+    unswept = [m for m in model_sweep.classification_models() if m not in swept]
     measured = [o for o in tv.values() if "error" not in o]
     no_further = sum(o["distance"] <= max(o["reference_distance"], o["floor_distance"]) + 1e-5 for o in measured)
     page = "\n".join([
@@ -150,10 +154,13 @@ def tables(results: dict) -> tuple[str, str]:
         "top-1 equal, and the largest difference relative to the output's range, qnnpy's and PyTorch's own: its",
         "int8 deployment's (torch.compile for X86, ExecuTorch's XNNPACK delegate for XNNPACK) or its eager run's",
         "without oneDNN, whichever is further; qnnpy's passes within twice that (`tests/model_sweep.py` says",
-        "why). Then TVM's kernels form",
-        "against the runtime; TVM's integer and qdq forms built and run (`integer, qdq`: for one model per",
-        "family). Left out, over 1 GB of float weights: vit_h_14, regnet_y_128gf, vit_l_16, vit_l_32.",
+        "why). Then TVM's kernels form against the runtime; TVM's integer and qdq forms built and run",
+        "(`integer, qdq`: for one model per family); seconds: `qnnpy.from_torch`'s. Left out: " +
+        ", ".join(f"{name} ({why})" for name, why in model_sweep.LEFT_OUT.items()) + ".",
         "",
+        *([f"Not measured yet ({len(unswept)} of torchvision's {len(unswept) + len(swept)} models; the sweep takes "
+           "minutes per model on 2 cores, so it ran on a subset chosen to cover every family; "
+           "`scripts/model_sweep.py --models ...` adds them): " + ", ".join(unswept) + ".", ""] if unswept else []),
         f"**{passed} of {len(tv)} model / quantizer pairs convert and pass every check.** End to end, qnnpy's output",
         f"is no further from PyTorch's eager output than PyTorch's own paths are (to float rounding, 1e-5) on",
         f"{no_further} of the {len(measured)} that convert.",
