@@ -129,7 +129,7 @@ def _spec_tensors(graph: _core.Graph, profile: str) -> list:
 def test_call_node_outputs_pass_between_calls_unchanged():
     """call_node returns tensors owning the node's output storage, which a call reading one takes over for the
     time of the call (src/tvm_kernels/owned_tensors.h): a tensor read by two calls in turn, twice by one call
-    (add(q, q): the second input is copied, the first is lent), by the destination-passing run_node, and
+    (add(q, q): one value, lent once), by the destination-passing run_node, and
     after being read, holds the same bytes; every result equals the runtime's."""
     kernel_form.load_kernel_library()
     call_node = tvm.get_global_func("qnnpy.kernels.call_node")

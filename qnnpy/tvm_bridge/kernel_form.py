@@ -1,7 +1,7 @@
 """The kernels form: a Relax module whose nodes call qnnpy's own integer kernels.
 
 Each node of the QDQModule becomes one call
-``R.call_pure_packed("qnnpy.kernels.call_node", spec, inputs..., sinfo_args=...)`` of the
+``R.call_pure_packed("qnnpy.kernels.call_node", spec, inputs..., ty_args=...)`` of the
 kernel library ``libqnnpy_tvm_kernels.so`` (``src/tvm_kernels/``), which returns the node's
 output as a tensor owning the runtime's output buffer; the call that reads it takes that
 buffer over, so activations pass from call to call without copies. ``spec`` is a uint8

@@ -49,6 +49,26 @@ void check_model_faults(TwinContext& ctx) {
   ctx.expect_equal(std::vector<int32_t>{1}, std::vector<int32_t>{all ? 1 : 0}, "the tile model's faults");
 }
 
+// The amx set's check at first use, on the model's entries: it passes them, and fails each entry made
+// wrong in one output value.
+void check_self_check(TwinContext& ctx) {
+  KernelSet wrong_gemm = amx_model_kernels(), wrong_runs = amx_model_kernels();
+  wrong_gemm.gemm_u8s8 = [](const uint8_t* a, int64_t m, int64_t kq, const int8_t* b, int64_t n, int32_t* c,
+                            int64_t ldc) {
+    gemm_u8s8_amx_model(a, m, kq, b, n, c, ldc);
+    c[(m - 1) * ldc + n - 1] += 1;
+  };
+  wrong_runs.gemm_u8s8_runs_requantized = [](const U8RowRuns& a, int64_t m, const int8_t* b, int64_t n,
+                                             const RequantParams& p, RequantizeKernel requantize, uint8_t* out,
+                                             int64_t ld_out) {
+    gemm_u8s8_runs_requantized_amx_model(a, m, b, n, p, requantize, out, ld_out);
+    out[(m - 1) * ld_out + n - 1] ^= 1;
+  };
+  const std::vector<int32_t> verdicts{amx_gemm_matches_scalar(amx_model_kernels()),
+                                      amx_gemm_matches_scalar(wrong_gemm), amx_gemm_matches_scalar(wrong_runs)};
+  ctx.expect_equal(std::vector<int32_t>{1, 0, 0}, verdicts, "the amx self-check: model passes, wrong entries fail");
+}
+
 }  // namespace
 #endif
 
@@ -82,7 +102,10 @@ void twin_tiles(TwinContext& ctx) {
     ctx.expect_equal(want, got, "tdpbusd rows=" + std::to_string(rows) + " k_quads=" + std::to_string(quads) +
                                     " cols=" + std::to_string(cols));
   }
-  if (ctx.isa == Isa::AmxModel) check_model_faults(ctx);
+  if (ctx.isa == Isa::AmxModel) {
+    check_model_faults(ctx);
+    check_self_check(ctx);
+  }
 #else
   (void)ctx;
 #endif

@@ -442,7 +442,7 @@ const char* run_gemm(const OpArgs& a, const PreparedLayer& L, const std::vector<
         const int8_t* b = L.runs_b() + j0 * L.runs() * L.run_len;
         gemm_rows_in_place(a.k, u8_in.clamped, g, L, r0, r1,
                            [&](const U8RowRuns& ar, int64_t s0, int64_t s1) { u8s8_gemm(ar, s0, s1, b); });
-        add_excess(u8_in, g, L, grp, r0, r1, j0, j1, cbuf, cpg);
+        if (!fused) add_excess(u8_in, g, L, grp, r0, r1, j0, j1, cbuf, cpg);
       } else if (u8s8) {
         const uint8_t* rows_u8 = abuf;
         if (pointwise) {

@@ -24,6 +24,7 @@
 #include <tvm/ffi/reflection/registry.h>
 #include <tvm/ffi/string.h>
 
+#include <algorithm>
 #include <atomic>
 #include <stdexcept>
 #include <string>
@@ -85,6 +86,8 @@ void run_inputs(const PreparedNode& node, ffi::PackedArgs args, std::vector<Buff
   const Node& n = node.spec.node();
   BorrowedInputs borrowed;
   for (size_t i = 0; i < n.inputs.size(); ++i) {
+    // A value read twice (add(q, q)) is one buffer, filled by its first input.
+    if (std::find(n.inputs.begin(), n.inputs.begin() + i, n.inputs[i]) != n.inputs.begin() + i) continue;
     Buffer& b = values[n.inputs[i]];
     const DLTensor* t = args[i + 1].cast<DLTensor*>();
     try {

@@ -14,6 +14,8 @@ const KernelSet& amx_kernels();
 // Whether the amx GEMM equals the scalar one on small problems (kernels/self_check.h): run once, at
 // the set's first use, on the CPU that runs it.
 bool amx_passes_self_check();
+// The problems of that check, on the GEMM entries of any set `s` (the twin tests run them on amx_model).
+bool amx_gemm_matches_scalar(const KernelSet& s);
 
 void gemm_u8s8_amx(const uint8_t* a, int64_t m, int64_t kq, const int8_t* b_packed, int64_t n, int32_t* c,
                    int64_t ldc);

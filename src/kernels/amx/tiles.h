@@ -13,8 +13,9 @@
 //   dpbusd<C, A, B>()              tdpbusd: C[m][n] += sum over k < colsb(A) of
 //                                  A[m][k] * B[k / 4][4 n + k % 4], A bytes uint8, B bytes int8, C int32,
 //                                  exact (wrapping int32 adds of exact products)
-// Facts of AMX-INT8 checked on an Emerald Rapids Xeon (DESIGN.md section 9); the shape rules are
-// those of the Intel SDM's exception class AMX-E4 (the model checks them, the CPU raises #UD).
+// The semantics are the Intel SDM's, as a test program checked them on an Emerald Rapids Xeon (issue 31;
+// qnnpy's own AMX code has not yet run on one); the shape rules are those of the SDM's exception class
+// AMX-E4 (the model checks them, the CPU raises #UD).
 #pragma once
 
 #include <cstddef>
