@@ -154,7 +154,8 @@ def tables(results: dict) -> tuple[str, str]:
         "top-1 equal, and the largest difference relative to the output's range, qnnpy's and PyTorch's own: its",
         "int8 deployment's (torch.compile for X86, ExecuTorch's XNNPACK delegate for XNNPACK) or its eager run's",
         "without oneDNN, whichever is further; qnnpy's passes within twice that (`tests/model_sweep.py` says",
-        "why). Then TVM's kernels form against the runtime; TVM's integer and qdq forms built and run",
+        "why). An output whose range is a few quantization steps makes one step a large share (random weights",
+        "leave mobilenet_v3_small's logits within +-1 step of 0, so one step is 50 to 100%). Then TVM's kernels form against the runtime; TVM's integer and qdq forms built and run",
         "(`integer, qdq`: for one model per family); seconds: `qnnpy.from_torch`'s. Left out: " +
         ", ".join(f"{name} ({why})" for name, why in model_sweep.LEFT_OUT.items()) + ".",
         "",
