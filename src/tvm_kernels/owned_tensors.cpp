@@ -27,11 +27,20 @@ namespace {
 // few times at once (a residual block holds two).
 constexpr size_t kSparePerSize = 4;
 
-std::mutex owned_mutex;
-// The live tensors' storage by data pointer (guarded by owned_mutex).
-std::unordered_map<const void*, std::shared_ptr<OwnedStorage>> live;
-// Freed tensors' 8-bit storage by size (guarded by owned_mutex).
-std::unordered_map<size_t, std::vector<std::vector<uint8_t>>> spare;
+struct Registry {
+  std::mutex mutex;
+  // The live tensors' storage by data pointer.
+  std::unordered_map<const void*, std::shared_ptr<OwnedStorage>> live;
+  // Freed tensors' 8-bit storage by size.
+  std::unordered_map<size_t, std::vector<std::vector<uint8_t>>> spare;
+};
+
+// Never destroyed: a tensor may be freed during the process's static destruction (a C++ program's static
+// holding one), after a namespace-scope registry would be gone.
+Registry& registry() {
+  static Registry* r = new Registry;
+  return *r;
+}
 
 // tvm-ffi's allocator interface (Tensor::FromNDAlloc): the data is the storage's, registered while the
 // tensor lives.
@@ -40,14 +49,16 @@ struct StorageAlloc {
 
   void AllocData(DLTensor* t) {
     t->data = const_cast<void*>(storage->data());
-    std::lock_guard<std::mutex> lock(owned_mutex);
-    if (t->data) live[t->data] = storage;
+    Registry& r = registry();
+    std::lock_guard<std::mutex> lock(r.mutex);
+    if (t->data) r.live[t->data] = storage;
   }
   void FreeData(DLTensor* t) {
-    std::lock_guard<std::mutex> lock(owned_mutex);
-    if (t->data) live.erase(t->data);
+    Registry& r = registry();
+    std::lock_guard<std::mutex> lock(r.mutex);
+    if (t->data) r.live.erase(t->data);
     if (storage->is_float || storage->q.empty()) return;
-    auto& same_size = spare[storage->q.size()];
+    auto& same_size = r.spare[storage->q.size()];
     if (same_size.size() < kSparePerSize) same_size.push_back(std::move(storage->q));
   }
 };
@@ -81,9 +92,10 @@ tvm::ffi::Tensor owning_tensor(Buffer&& b, const Value& v) {
 }
 
 std::vector<uint8_t> output_storage(size_t bytes) {
-  std::lock_guard<std::mutex> lock(owned_mutex);
-  auto found = spare.find(bytes);
-  if (found == spare.end() || found->second.empty()) return {};
+  Registry& r = registry();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  auto found = r.spare.find(bytes);
+  if (found == r.spare.end() || found->second.empty()) return {};
   std::vector<uint8_t> q = std::move(found->second.back());
   found->second.pop_back();
   return q;
@@ -93,9 +105,10 @@ bool BorrowedInputs::take(const DLTensor* t, const Value& v, Buffer& b) {
   if (is_integer_storage(v.dtype)) return false;  // the runtime holds them widened: read_tensor widens a copy
   std::shared_ptr<OwnedStorage> owner;
   {
-    std::lock_guard<std::mutex> lock(owned_mutex);
-    auto found = live.find(t->data);
-    if (found == live.end()) return false;
+    Registry& r = registry();
+    std::lock_guard<std::mutex> lock(r.mutex);
+    auto found = r.live.find(t->data);
+    if (found == r.live.end()) return false;
     owner = found->second;
   }
   const DLDataType want = dl_dtype(v.dtype);
