@@ -98,7 +98,8 @@ class Outcome:
     top1_equal: bool = True
     distance: float = 0.0            # end to end, relative to the output range
     reference_distance: float = 0.0
-    reference: str = ""
+    reference: str = ""              # PyTorch's deployment path that ran (pytorch_deployment)
+    reference_top1_equal: bool | None = None
     floor_distance: float = 0.0      # PyTorch eager with oneDNN off
     kernels_form_equal: bool | None = None
     other_forms_run: bool | None = None  # TVM's integer and qdq forms built and run
@@ -106,6 +107,20 @@ class Outcome:
     @property
     def distance_bound(self) -> float:
         return distance_bound(self.reference_distance, self.floor_distance)
+
+    @property
+    def int8_reference(self) -> bool:
+        return computes_in_int8(self.reference)
+
+
+# PyTorch's paths that run int8 kernels: inductor with freezing on X86 graphs (oneDNN's quantized conv and
+# linear) and ExecuTorch's XNNPACK delegate. torch.compile without freezing runs the graph's dequantize -> float
+# op -> quantize in float, as eager does: no int8 deployment to measure qnnpy's distance against.
+INT8_PATHS = ("inductor", "ExecuTorch XNNPACK")
+
+
+def computes_in_int8(path: str) -> bool:
+    return path in INT8_PATHS
 
 
 def distance_bound(reference_distance: float, floor_distance: float) -> float:
@@ -117,7 +132,10 @@ def distance_bound(reference_distance: float, floor_distance: float) -> float:
 
 
 def max_relative(a: list[np.ndarray], b: list[np.ndarray]) -> float:
-    """The largest |a - b| over the arrays, relative to the largest |b|."""
+    """The largest |a - b| over the arrays, relative to the largest |b|; infinite where any value is not finite
+    (Python's max would pass over a NaN)."""
+    if not all(np.isfinite(x).all() and np.isfinite(y).all() for x, y in zip(a, b)):
+        return float("inf")
     scale = max(float(np.abs(y).max()) for y in b)
     return max(float(np.abs(x - y).max()) for x, y in zip(a, b)) / scale if scale else 0.0
 
@@ -143,34 +161,37 @@ def inductor(gm: torch.fx.GraphModule, xs: list[torch.Tensor], kind: str) -> tup
     return [], "eager without oneDNN (inductor cannot compile this graph)"
 
 
-def executorch_xnnpack(gm: torch.fx.GraphModule, xs: list[torch.Tensor]) -> list[list[np.ndarray]]:
+def executorch_xnnpack(gm: torch.fx.GraphModule, xs: list[torch.Tensor]) -> tuple[list[list[np.ndarray]], str]:
     """The outputs of ``gm`` lowered to ExecuTorch's XNNPACK delegate, XNNPACK's int8 kernels: PyTorch's
-    deployment path for graphs of the XNNPACK quantizer. No outputs where executorch is not installed or the
-    graph does not lower."""
+    deployment path for graphs of the XNNPACK quantizer; with no outputs, why not (executorch is not
+    installed, the graph does not lower)."""
     try:
         from executorch.backends.xnnpack.partition.xnnpack_partitioner import XnnpackPartitioner
         from executorch.exir import to_edge_transform_and_lower
         from executorch.runtime import Runtime
     except ImportError:
-        return []
+        return [], "executorch is not installed"
     try:
         lowered = to_edge_transform_and_lower(torch.export.export(gm, (xs[0],)), partitioner=[XnnpackPartitioner()])
         buffer = lowered.to_executorch().buffer
         program = Runtime.get().load_program(buffer)  # the method reads the program: both stay referenced here
         method = program.load_method("forward")
         outputs = [method.execute([x]) for x in xs]
-    except Exception:  # noqa: BLE001  (the next path is used, and the one that ran is recorded)
-        return []
-    return [[t.numpy() for t in out] for out in outputs]
+    except Exception as e:  # noqa: BLE001  (the next path is used, and why is recorded with the one that ran)
+        return [], f"{type(e).__name__}: {str(e)[:120]}"
+    return [[t.numpy() for t in out] for out in outputs], ""
 
 
 def pytorch_deployment(gm: torch.fx.GraphModule, xs: list[torch.Tensor], kind: str) -> tuple[list[list[np.ndarray]], str]:
-    """PyTorch's own int8 deployment of ``gm`` for each input, and which path ran: ExecuTorch's XNNPACK
-    delegate for XNNPACK graphs (where it runs), torch.compile (inductor) otherwise."""
+    """PyTorch's own deployment of ``gm`` for each input, and which path ran: ExecuTorch's XNNPACK delegate for
+    XNNPACK graphs (where it lowers; else torch.compile, the path named with why ExecuTorch did not run),
+    torch.compile (inductor) for X86 graphs. computes_in_int8 says whether the path ran int8 kernels."""
     if kind == "xnnpack":
-        outputs = executorch_xnnpack(gm, xs)
+        outputs, why_not = executorch_xnnpack(gm, xs)
         if outputs:
             return outputs, "ExecuTorch XNNPACK"
+        compiled, path = inductor(gm, xs, kind)
+        return compiled, f"{path}; ExecuTorch: {why_not}"
     return inductor(gm, xs, kind)
 
 
@@ -208,6 +229,9 @@ def measure(name: str, kind: str, reference: bool = True, kernels_form: bool = T
         compiled, outcome.reference = pytorch_deployment(gm, xs, kind)
         outcome.reference_distance = (max_relative([o[0] for o in compiled], theirs) if compiled
                                       else outcome.floor_distance)
+        if compiled:
+            outcome.reference_top1_equal = all(np.array_equal(c[0].argmax(-1), t.argmax(-1))
+                                               for c, t in zip(compiled, theirs))
     if kernels_form:
         from qnnpy import tvm_bridge
 

@@ -1,6 +1,6 @@
-"""Every relative link of the README, the user guide's pages and the notebooks' README points at a file that
-exists, and every #anchor at one of that page's headings (GitHub's rule: lower case, punctuation dropped,
-spaces to hyphens)."""
+"""Every relative link of the README, the user guide's pages, the notebooks' README and benchmarks/RESULTS.md
+points at a file that exists, and every #anchor at one of that page's headings outside code blocks (GitHub's
+rule: lower case, punctuation dropped, spaces to hyphens; a repeated heading's anchor takes -1, -2, ...)."""
 from __future__ import annotations
 
 import re
@@ -14,13 +14,18 @@ PAGES = [REPO / "README.md", REPO / "notebooks" / "README.md", REPO / "benchmark
 LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
 
 
-def _anchors(page: Path) -> set[str]:
-    headings = [line.lstrip("#").strip() for line in page.read_text().splitlines() if line.startswith("#")]
-    return {re.sub(r"[^\w\- ]", "", h.lower()).replace(" ", "-") for h in headings}
-
-
 def _outside_code(text: str) -> str:
     return re.sub(r"```.*?```", "", text, flags=re.S)
+
+
+def _anchors(page: Path) -> set[str]:
+    anchors: set[str] = set()
+    for line in _outside_code(page.read_text()).splitlines():
+        if re.match(r"#{1,6} ", line):
+            anchor = re.sub(r"[^\w\- ]", "", line.lstrip("#").strip().lower()).replace(" ", "-")
+            repeat = sum(a == anchor or re.fullmatch(re.escape(anchor) + r"-\d+", a) is not None for a in anchors)
+            anchors.add(f"{anchor}-{repeat}" if repeat else anchor)
+    return anchors
 
 
 @pytest.mark.parametrize("page", [p for p in PAGES if p.exists()], ids=lambda p: str(p.relative_to(REPO)))

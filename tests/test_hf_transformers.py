@@ -72,6 +72,9 @@ def test_dynamic_quantized_model_converts_by_tracing_and_agrees(name):
     _assert_tvm_forms(module, x)
 
 
+# GPT-2 under the XNNPACK quantizer fails in PyTorch itself, before qnnpy: the prepared model's calibration run
+# stops in aten.embedding of the position ids (torchao 0.18: "Expected tensor for argument #1 'indices' to have
+# one of the following scalar types: Long, Int; but got torch.FloatTensor").
 @pytest.mark.parametrize("name, kind", [pytest.param(n, k, marks=() if (n, k) in PT2E_FAST else pytest.mark.slow)
                                         for n in hf_models.MODELS for k in ("x86", "xnnpack")
                                         if (n, k) != ("gpt2", "xnnpack")])

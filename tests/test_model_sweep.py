@@ -5,9 +5,11 @@ with ``-m slow`` (the table docs/model_coverage.md comes from scripts/model_swee
 Asserted for each: it converts; every quantized layer of the runtime (profile fbgemm) fed PyTorch's inputs is
 >= 99.9% identical to PyTorch's and within one step; float layers within 1e-5 of their range; top-1 equal end to
 end; TVM's kernels form equal to the runtime bit for bit. Where measured (ResNet-18 in the default run, every
-model in the slow sweep), the end-to-end distance is of the order of PyTorch's own (model_sweep.distance_bound):
-at most twice that of its int8 deployment (torch.compile for X86, ExecuTorch's XNNPACK delegate for XNNPACK)
-or of its eager run without oneDNN, from the eager run."""
+model in the slow sweep) and where PyTorch's int8 deployment runs (torch.compile with freezing for X86, ExecuTorch's
+XNNPACK delegate for XNNPACK), the end-to-end distance is of the order of PyTorch's own (model_sweep.distance_bound):
+at most twice that of its int8 deployment or of its eager run without oneDNN, from the eager run. (Where no int8
+path runs, PyTorch's other paths compute the graph in float as eager does, and no integer engine could match them
+end to end: a one-step difference in a layer, allowed above, moves a random-weight net's output by percents.)"""
 from __future__ import annotations
 
 import warnings
@@ -25,7 +27,7 @@ def _check(outcome: model_sweep.Outcome) -> None:
     assert outcome.max_float_relative <= model_sweep.FLOAT_RELATIVE, outcome
     assert outcome.top1_equal, outcome
     assert outcome.kernels_form_equal is not False, outcome
-    if outcome.reference:
+    if outcome.int8_reference:
         assert outcome.distance <= outcome.distance_bound, outcome
     assert outcome.other_forms_run is not False, outcome
 
