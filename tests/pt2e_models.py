@@ -69,15 +69,16 @@ class ShuffleUnit(nn.Module):
 
 
 class ConvPool(nn.Module):
-    """A conv, a ReLU and an adaptive average pool to 1x1: under the XNNPACK-style config a quantized mean
-    (PT2E's float mean, qnnpy's ``float_mean`` nodes)."""
+    """A conv, a ReLU and an adaptive average pool (to 1x1 by default): under the XNNPACK-style config a
+    quantized island PT2E computes in float (to 1x1 its float mean; qnnpy's ``float_mean`` nodes)."""
 
-    def __init__(self, channels: int = 8):
+    def __init__(self, channels: int = 8, output_size: tuple[int, int] = (1, 1)):
         super().__init__()
         self.conv = nn.Conv2d(3, channels, 1)
+        self.output_size = output_size
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return nn.functional.adaptive_avg_pool2d(torch.relu(self.conv(x)), 1)
+        return nn.functional.adaptive_avg_pool2d(torch.relu(self.conv(x)), self.output_size)
 
 
 def _randomize_batch_norms(model: nn.Module) -> nn.Module:

@@ -362,7 +362,7 @@ def convert_max_pool2d(ctx: ConversionContext, node: torch.fx.Node) -> int:
 
 def _adaptive_avg_pool2d(ctx: ConversionContext, node: torch.fx.Node, float_mean: bool) -> int:
     size = list(ctx.example(node).shape[2:])
-    flag = {"float_mean": [1]} if float_mean and size == [1, 1] else {}
+    flag = {"float_mean": [1]} if float_mean else {}
     return ctx.add(node, "adaptive_avg_pool2d", [node.args[0]], ints={"output_size": size, **flag})
 
 
@@ -373,8 +373,8 @@ def convert_adaptive_avg_pool2d(ctx: ConversionContext, node: torch.fx.Node) -> 
 
 def convert_aten_adaptive_avg_pool2d(ctx: ConversionContext, node: torch.fx.Node) -> int:
     """``aten.adaptive_avg_pool2d`` anchoring a PT2E island. PT2E computes it as dequantize -> float pool ->
-    quantize; to a 1x1 output that is aten's float mean, whose rounding of the exact mean's ties the runtime
-    reproduces for nodes marked ``float_mean`` (src/ops/pool.cpp). Other output sizes keep the integer rules."""
+    quantize (to a 1x1 output, aten's float mean), whose rounding of the exact average's ties the runtime
+    reproduces for nodes marked ``float_mean`` (src/ops/pool.cpp)."""
     return _adaptive_avg_pool2d(ctx, node, float_mean=True)
 
 

@@ -48,8 +48,8 @@ void max_pool2d_emit(Emitter& e, const Node& n) {
 }
 
 // The optional `float_mean` flag (0 or 1) of adaptive_avg_pool2d, mean and avg_pool2d: 1 when PyTorch
-// computes the node as dequantize -> float mean -> quantize (a PT2E island), whose rounding the runtime
-// then reproduces (runtime/ops/pool_ops.cpp). Of the adaptive pools only one over the whole plane has that form.
+// computes the node as dequantize -> float pooling or mean -> quantize (a PT2E island), whose rounding the
+// runtime then reproduces (runtime/ops/pool_ops.cpp).
 bool float_mean_flag(const Checker& c) {
   if (!c.n.ints.count("float_mean")) return false;
   const int64_t v = c.n.int_attr("float_mean");
@@ -64,9 +64,7 @@ Shape adaptive_avg_pool2d_rule(const Checker& c, const Value&) {
   c.rank(x, 4);
   auto size = c.pair("output_size");
   c.positive(size, "output_size");
-  if (float_mean_flag(c) && size != std::vector<int64_t>{1, 1}) {
-    c.fail("float_mean needs output_size (1, 1), got " + shape_str(size));
-  }
+  float_mean_flag(c);
   // A window spans at most ceil(in / out) + 1 input positions per axis.
   const int64_t taps = (x.shape[2] / size[0] + 2) * (x.shape[3] / size[1] + 2);
   if (taps > kMaxWindowTaps) c.fail("pooling windows of up to " + std::to_string(taps) + " values overflow the int32 sums");

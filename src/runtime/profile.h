@@ -42,8 +42,9 @@
 //             max pool     without ceil_mode (Pooling.cpp qnnpack_maxpool2d; QNNPACK's indirection.c clamps each
 //                          max-pooling tap's coordinates to the image): a window tap outside the image reads the
 //                          nearest edge pixel, which with dilation and padding may lie outside the window
-// PT2E's quantized means (adaptive_avg_pool2d to 1x1, mean; the node's float_mean flag): PyTorch's float
-// dequantize -> mean -> quantize in every profile (runtime/ops/pool_ops.cpp, aten_sum.h).
+// PT2E's quantized means and average pools (adaptive_avg_pool2d, avg_pool2d, mean; the node's float_mean
+// flag): PyTorch's float dequantize -> pool or mean -> quantize in every profile (runtime/ops/pool_ops.cpp,
+// aten_sum.h).
 // All: fused ReLU clamps at zy; results saturate to the output dtype; quantize is
 // clamp(rne(x * fl(1 / s)) + z); dequantize is s * float(q - z); relu / max pool / reshape are exact.
 #pragma once

@@ -88,6 +88,26 @@ void float_avg_pool2d(const Node& n, const Shape& x, const float* x_data, const 
   }
 }
 
+// aten/src/ATen/native/cpu/AdaptiveAvgPoolKernel.cpp (cpu_adaptive_avg_pool, contiguous input): windows
+// [floor(o * in / out), ceil((o + 1) * in / out)), the sum in float row by row, then sum / kh / kw: two
+// roundings, which differ from one division by kh * kw where neither is a power of two.
+void float_adaptive_avg_pool2d(const Shape& x, const float* x_data, const Shape& y, float* y_data) {
+  const int64_t ih = x[2], iw = x[3], oh = y[2], ow = y[3];
+  for (int64_t p = 0; p < x[0] * x[1]; ++p) {
+    const float* plane = x_data + p * ih * iw;
+    for (int64_t i = 0; i < oh; ++i) {
+      const int64_t r0 = i * ih / oh, r1 = ((i + 1) * ih + oh - 1) / oh;
+      for (int64_t j = 0; j < ow; ++j) {
+        const int64_t c0 = j * iw / ow, c1 = ((j + 1) * iw + ow - 1) / ow;
+        float sum = 0.0f;
+        for (int64_t r = r0; r < r1; ++r)
+          for (int64_t c = c0; c < c1; ++c) sum += plane[r * iw + c];
+        y_data[(p * oh + i) * ow + j] = sum / static_cast<float>(r1 - r0) / static_cast<float>(c1 - c0);
+      }
+    }
+  }
+}
+
 void run_float_avg_pool2d(const OpArgs& a) {
   a.out_buf().f.resize(static_cast<size_t>(a.out_count()));
   float_avg_pool2d(a.node, a.in().shape, a.in_buf().f.data(), a.out().shape, a.out_buf().f.data());

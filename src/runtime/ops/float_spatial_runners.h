@@ -10,6 +10,8 @@ namespace qnnpy {
 
 // PyTorch's float avg_pool2d of an NCHW float32 tensor x into y, with n's window attributes.
 void float_avg_pool2d(const Node& n, const Shape& x, const float* x_data, const Shape& y, float* y_data);
+// PyTorch's float adaptive_avg_pool2d of an NCHW float32 tensor x into y (y's spatial size).
+void float_adaptive_avg_pool2d(const Shape& x, const float* x_data, const Shape& y, float* y_data);
 
 void run_float_max_pool2d(const OpArgs& a);
 void run_float_avg_pool2d(const OpArgs& a);

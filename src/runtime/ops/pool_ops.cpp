@@ -95,6 +95,32 @@ void run_float_mean_pool(const OpArgs& a) {
   plane_means(a, MeanRule::FloatContiguous, pt2e_inverse_scale(a.in().q.scale[0]), y.q);
 }
 
+// A PT2E pooling island (float_mean): dequantized d = fl(s * float(q - zp)), aten's float pooling of the
+// contiguous float tensor (`pool`: NCHW float32 in, out), quantized with PT2E's inverse scale.
+template <typename FloatPool>
+void run_float_pool_island(const OpArgs& a, FloatPool pool) {
+  const Value &xv = a.in(), &out = a.out();
+  const std::vector<uint8_t> logical = to_logical(a.in_buf().q, xv.shape);
+  std::vector<float> x(logical.size()), y(static_cast<size_t>(a.out_count()));
+  const float scale = xv.q.scale[0];
+  const int32_t zp = xv.q.zero_point[0];
+  for (size_t i = 0; i < x.size(); ++i) {
+    const int32_t q = a.is_signed() ? static_cast<int8_t>(logical[i]) : logical[i];
+    x[i] = static_cast<float>(q - zp) * scale;
+  }
+  pool(x.data(), y.data());
+  const float inv_scale = pt2e_inverse_scale(out.q.scale[0]);
+  const int32_t out_zp = out.q.zero_point[0], lo = dtype_min(out.dtype), hi = dtype_max(out.dtype);
+  std::vector<uint8_t> q(y.size());
+  for (size_t i = 0; i < y.size(); ++i) {
+    const auto v = static_cast<int32_t>(std::nearbyint(y[i] * inv_scale)) + out_zp;
+    q[i] = static_cast<uint8_t>(std::min(std::max(v, lo), hi));
+  }
+  Buffer& out_buf = a.out_buf();
+  out_buf.torch_channels_last = false;
+  out_buf.q = to_storage(std::move(q), out.shape);
+}
+
 }  // namespace
 
 void run_max_pool2d(const OpArgs& a) {
@@ -131,7 +157,12 @@ void run_max_pool2d(const OpArgs& a) {
 }
 
 void run_adaptive_avg_pool2d(const OpArgs& a) {
-  if (float_mean(a.node)) return run_float_mean_pool(a);
+  if (float_mean(a.node) && a.out().shape[2] == 1 && a.out().shape[3] == 1) return run_float_mean_pool(a);
+  if (float_mean(a.node)) {
+    return run_float_pool_island(a, [&](const float* x, float* y) {
+      float_adaptive_avg_pool2d(a.in().shape, x, a.out().shape, y);
+    });
+  }
   const Pool2dShape s = pool_shape(a);
   const Value &xv = a.in(), &out = a.out();
   const Buffer& x = a.in_buf();
@@ -159,33 +190,12 @@ static float qnnpack_pool_multiplier(float in_scale, float out_scale, int64_t co
 // otherwise (int32_bias, fbgemm, fixed_point). Under the qnnpack profile, uint8
 // inputs without ceil_mode take QNNPACK's average pooling, as PyTorch's qnnpack
 // engine does; its output keeps the input's memory format.
-// A PT2E avg_pool2d island (float_mean): dequantized d = fl(s * float(q - zp)), aten's float average
-// pooling of the contiguous float tensor, quantized with PT2E's inverse scale.
-static void run_float_avg_pool_island(const OpArgs& a) {
-  const Value &xv = a.in(), &out = a.out();
-  const std::vector<uint8_t> logical = to_logical(a.in_buf().q, xv.shape);
-  std::vector<float> x(logical.size()), y(static_cast<size_t>(a.out_count()));
-  const float scale = xv.q.scale[0];
-  const int32_t zp = xv.q.zero_point[0];
-  for (size_t i = 0; i < x.size(); ++i) {
-    const int32_t q = a.is_signed() ? static_cast<int8_t>(logical[i]) : logical[i];
-    x[i] = static_cast<float>(q - zp) * scale;
-  }
-  float_avg_pool2d(a.node, xv.shape, x.data(), out.shape, y.data());
-  const float inv_scale = pt2e_inverse_scale(out.q.scale[0]);
-  const int32_t out_zp = out.q.zero_point[0], lo = dtype_min(out.dtype), hi = dtype_max(out.dtype);
-  std::vector<uint8_t> q(y.size());
-  for (size_t i = 0; i < y.size(); ++i) {
-    const auto v = static_cast<int32_t>(std::nearbyint(y[i] * inv_scale)) + out_zp;
-    q[i] = static_cast<uint8_t>(std::min(std::max(v, lo), hi));
-  }
-  Buffer& out_buf = a.out_buf();
-  out_buf.torch_channels_last = false;
-  out_buf.q = to_storage(std::move(q), out.shape);
-}
-
 void run_avg_pool2d(const OpArgs& a) {
-  if (float_mean(a.node)) return run_float_avg_pool_island(a);
+  if (float_mean(a.node)) {
+    return run_float_pool_island(a, [&](const float* x, float* y) {
+      float_avg_pool2d(a.node, a.in().shape, x, a.out().shape, y);
+    });
+  }
   const Pool2dShape s = window_shape(a);
   const Node& n = a.node;
   const Value& out = a.out();

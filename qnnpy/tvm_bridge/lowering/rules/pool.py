@@ -19,7 +19,7 @@ uint8 input: QNNPACK's global average pool, y = cvtps(fl((sum - zp n) m)) + zp,
 m = fl(s_in / fl(s_out n)).
 A mean or adaptive pool to 1x1 whose node carries float_mean (a PT2E island): the float
 mean rule in every profile, the d added in ATen's order for a contiguous row (aten_sum.py),
-with PT2E's fl(1.0 / s) taken in double.
+with PT2E's fl(1.0 / s) taken in double. A PT2E adaptive pool island to another size stays in float.
 avg_pool2d (hints only: PyTorch's kernel depends on the memory layout), the runtime's
 rule (kernels.h AvgPool2dRule, scalar/avg_pool.cpp): per output pixel, taps = the
 in-bounds window, divisor = divisor_override, else the window clipped to the padded
@@ -95,6 +95,9 @@ def lower_adaptive_avg_pool2d(ctx: Context, island: Island) -> Any:
         raise NotLowerable("adaptive windows that do not tile the input")
     if zp != zp_in:
         raise NotLowerable("input and output zero points differ")
+    if ctx.float_mean(island.name) and (oh, ow) != (1, 1):
+        raise NotLowerable(f"a PT2E adaptive_avg_pool2d island to {oh}x{ow}: PyTorch pools the dequantized tensor "
+                           "in float; the island stays in float")
     if ctx.float_mean(island.name):
         return _float_mean(x.data, shape, float(s_in), zp, True, _pt2e_inverse_scale(s_in), island.out_dtype,
                            aten_order=True)
