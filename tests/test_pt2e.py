@@ -9,6 +9,8 @@ outputs of the next layer), which the whole-model tests bound more loosely and r
 """
 from __future__ import annotations
 
+import operator
+
 import numpy as np
 import pytest
 import torch
@@ -331,3 +333,34 @@ def test_a_nan_against_a_number_counts_as_a_difference():
     assert _relative_difference(np.array([np.nan, 1.0]), np.array([np.nan, 1.0])) == 0.0
     assert _relative_difference(np.array([-np.inf, 1.0]), np.array([-np.inf, 2.0])) == 0.5
     assert _relative_difference(np.array([np.inf, 0.0]), np.array([-np.inf, 1.0])) == np.inf
+
+
+class _ConstantThroughLinear(nn.Module):
+    """Swin-v2's relative position bias in small: a constant table through a linear, added to the activations. X86's
+    quantizer quantizes the table to uint8, which convert_pt2e folds into a constant that a dequantize reads."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.register_buffer("table", torch.linspace(-1, 1, 16).reshape(8, 2))
+        self.mlp = nn.Linear(2, 8)
+        self.fc = nn.Linear(8, 8)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.fc(x) + self.mlp(self.table)
+
+
+def test_a_constant_quantized_to_uint8_is_a_float_constant():
+    torch.manual_seed(0)
+    x = torch.randn(2, 8, 8)
+    prepared = prepare_pt2e(torch.export.export(_ConstantThroughLinear().eval(), (x,), strict=True).module(),
+                            quantizer("x86"))
+    prepared(x)
+    gm = convert_pt2e(prepared)
+    constants = [operator.attrgetter(n.target)(gm) for n in gm.graph.nodes if n.op == "get_attr"]
+    uint8_constants = [c for c in constants if isinstance(c, torch.Tensor) and c.dtype == torch.uint8]
+    assert uint8_constants  # the case itself: the table folded to uint8
+    module = qnnpy.from_torch(gm, (x,))
+    with torch.no_grad():
+        want = gm(x).numpy()
+    got = module.run(x.numpy(), profile="fbgemm").outputs[0].dequantized
+    assert np.abs(got - want).max() <= 1e-5 * np.abs(want).max()

@@ -117,11 +117,13 @@ def _quantized_activation(node: torch.fx.Node, values: dict) -> torch.Tensor:
     return torch._make_per_tensor_quantized_tensor(values[node], _scalar(scale), int(_scalar(zero_point)))
 
 
+def _is_int8(value: Any) -> bool:
+    return isinstance(value, torch.Tensor) and value.dtype == torch.int8
+
+
 def _quantized_weight(node: torch.fx.Node, values: dict) -> torch.Tensor:
     """A dequantize of a constant int8 tensor as a torch qint8 tensor with the same values."""
     data = values[node.args[0]]
-    if data.dtype != torch.int8:
-        raise ConversionError(f"{_where(node)}: weight dtype {data.dtype} is not supported (qnnpy needs int8 weights)")
     if node.target == _qd.dequantize_per_channel.default:
         scales, zero_points, axis = (values.get(a, a) for a in node.args[1:4])
         return torch._make_per_channel_quantized_tensor(data, scales.double(), zero_points.long(), int(axis))
@@ -247,13 +249,14 @@ def capture_pt2e(model: torch.fx.GraphModule, example_inputs: tuple[torch.Tensor
             continue  # torch.export's input guard check (_guards_fn): no value
         if n.op == "output":
             graph.output(torch.fx.map_arg(n.args[0], mapped))
-        elif n.op == "get_attr" or (n in constant and n.target not in WEIGHT_DEQUANTIZE):
-            # A constant (scales, biases, folded weights): a get_attr of its recorded value.
-            attributes[attribute(n)] = values[n]
-            env[n] = record(graph.get_attr(attribute(n)), n, values[n])
-        elif n.target in WEIGHT_DEQUANTIZE and n in constant:
+        elif n.target in WEIGHT_DEQUANTIZE and n in constant and _is_int8(values.get(n.args[0])):
             attributes[attribute(n)] = _quantized_weight(n, values)
             env[n] = record(graph.get_attr(attribute(n)), n, attributes[attribute(n)])
+        elif n.op == "get_attr" or n in constant:
+            # A constant (scales, biases, folded weights, a constant dequantized from uint8 such as Swin-v2's
+            # relative coordinates table): a get_attr of its recorded value.
+            attributes[attribute(n)] = values[n]
+            env[n] = record(graph.get_attr(attribute(n)), n, values[n])
         elif n in islands:
             activation, q = islands[n]
             value = _quantized_activation(q, values)
