@@ -67,6 +67,10 @@ def float_model(name: str) -> nn.Module:
     """torchvision's ``name`` with random weights and the batch-norm statistics of three batches of noise."""
     torch.manual_seed(0)
     model = getattr(torchvision.models, name)(weights=None)
+    if getattr(model, "AuxLogits", None) is not None:
+        # Inception-v3's auxiliary head runs in training mode only and needs about 299-pixel inputs; eval (and so
+        # the exported graph) never runs it.
+        model.AuxLogits = None
     model.train()
     with torch.no_grad():
         for x in inputs(name, 3, seed=5):
