@@ -64,7 +64,7 @@ Shape adaptive_avg_pool2d_rule(const Checker& c, const Value&) {
   c.rank(x, 4);
   auto size = c.pair("output_size");
   c.positive(size, "output_size");
-  float_mean_flag(c);
+  float_mean_flag(c);  // checks the flag is 0 or 1
   // A window spans at most ceil(in / out) + 1 input positions per axis.
   const int64_t taps = (x.shape[2] / size[0] + 2) * (x.shape[3] / size[1] + 2);
   if (taps > kMaxWindowTaps) c.fail("pooling windows of up to " + std::to_string(taps) + " values overflow the int32 sums");
@@ -101,7 +101,7 @@ Shape avg_pool2d_shape(const Checker& c) {
 
 Shape avg_pool2d_rule(const Checker& c, const Value&) {
   c.quantized(c.in(0));
-  float_mean_flag(c);
+  float_mean_flag(c);  // checks the flag is 0 or 1
   return avg_pool2d_shape(c);
 }
 
@@ -143,7 +143,7 @@ Shape mean_rule(const Checker& c, const Value&) {
   c.quantized(x);
   c.rank(x, 4);
   if (c.n.ints_attr("axes") != std::vector<int64_t>{2, 3}) c.fail("only the mean over axes [2, 3] is supported");
-  float_mean_flag(c);
+  float_mean_flag(c);  // checks the flag is 0 or 1
   if (c.n.int_attr("keepdim")) return {x.shape[0], x.shape[1], 1, 1};
   return {x.shape[0], x.shape[1]};
 }
