@@ -17,6 +17,13 @@ int64_t num_elements(const Shape& shape) {
   return n;
 }
 
+AxisSplit split_at_axis(const Shape& shape, size_t axis) {
+  AxisSplit s{1, shape[axis], 1};
+  for (size_t d = 0; d < axis; ++d) s.outer *= shape[d];
+  for (size_t d = axis + 1; d < shape.size(); ++d) s.inner *= shape[d];
+  return s;
+}
+
 int64_t checked_num_elements(const Shape& shape, const std::string& what) {
   if (static_cast<int64_t>(shape.size()) > kMaxRank) {
     throw std::invalid_argument(what + ": rank " + std::to_string(shape.size()) + " exceeds " + std::to_string(kMaxRank));

@@ -16,6 +16,12 @@ namespace qnnpy {
 using Shape = std::vector<int64_t>;
 
 int64_t num_elements(const Shape& shape);
+// `shape` seen as outer x length x inner around `axis` (< rank): the products of the axes before it, its
+// extent, the product of the axes after it.
+struct AxisSplit {
+  int64_t outer, length, inner;
+};
+AxisSplit split_at_axis(const Shape& shape, size_t axis);
 // The element count of `shape` after checking every axis is in [1, kMaxExtent] (ir/limits.h),
 // the rank at most kMaxRank and the count at most kMaxElements; throws
 // std::invalid_argument starting with `what` otherwise. Never overflows.

@@ -90,9 +90,8 @@ void run_float_cat(const OpArgs& a) {
     using T = decltype(zero);
     const Shape& out = a.out().shape;
     const size_t axis = normalized_axis(a.node.int_attr("axis"), out.size());
-    int64_t inner = 1;
-    for (size_t d = axis + 1; d < out.size(); ++d) inner *= out[d];
-    const int64_t outer = num_elements(out) / (out[axis] * inner);
+    const AxisSplit split = split_at_axis(out, axis);
+    const int64_t outer = split.outer, length = split.length, inner = split.inner;
     std::vector<T>& y = values_of<T>(a.out_buf());
     y.resize(static_cast<size_t>(a.out_count()));
     int64_t offset = 0;
@@ -100,7 +99,7 @@ void run_float_cat(const OpArgs& a) {
       const int64_t block = a.in(i).shape[axis] * inner;
       const std::vector<T>& x = values_of<T>(a.in_buf(i));
       for (int64_t o = 0; o < outer; ++o) {
-        std::copy(x.begin() + o * block, x.begin() + (o + 1) * block, y.begin() + o * out[axis] * inner + offset);
+        std::copy(x.begin() + o * block, x.begin() + (o + 1) * block, y.begin() + o * length * inner + offset);
       }
       offset += block;
     }
@@ -180,12 +179,11 @@ void run_float_repeat(const OpArgs& a) {
 void run_float_take(const OpArgs& a) {
   const Shape& in = a.in(0).shape;
   const size_t axis = normalized_axis(a.node.int_attr("axis"), in.size());
-  int64_t inner = 1;
-  for (size_t d = axis + 1; d < in.size(); ++d) inner *= in[d];
-  const int64_t outer = num_elements(in) / (in[axis] * inner);
+  const AxisSplit split = split_at_axis(in, axis);
+  const int64_t outer = split.outer, length = split.length, inner = split.inner;
   const std::vector<int64_t>& index = a.in_buf(1).idx;
   std::vector<int64_t> rows(index.size());
-  for (size_t j = 0; j < index.size(); ++j) rows[j] = checked_index(a, index[j], in[axis]);
+  for (size_t j = 0; j < index.size(); ++j) rows[j] = checked_index(a, index[j], length);
   with_element_type(a.out().dtype, [&](auto zero) {
     using T = decltype(zero);
     const std::vector<T>& x = values_of<T>(a.in_buf(0));
@@ -194,7 +192,7 @@ void run_float_take(const OpArgs& a) {
     T* dst = y.data();
     for (int64_t o = 0; o < outer; ++o) {
       for (int64_t row : rows) {
-        const T* src = x.data() + (o * in[axis] + row) * inner;
+        const T* src = x.data() + (o * length + row) * inner;
         dst = std::copy(src, src + inner, dst);
       }
     }

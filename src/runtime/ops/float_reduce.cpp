@@ -139,9 +139,8 @@ void run_float_arg_reduce(const OpArgs& a) {
 void run_float_cumsum(const OpArgs& a) {
   const Shape& in = a.in().shape;
   const size_t axis = normalized_axis(a.node.int_attr("axis"), in.size());
-  int64_t inner = 1;
-  for (size_t d = axis + 1; d < in.size(); ++d) inner *= in[d];
-  const int64_t length = in[axis], outer = num_elements(in) / (length * inner);
+  const AxisSplit split = split_at_axis(in, axis);
+  const int64_t outer = split.outer, length = split.length, inner = split.inner;
   auto scan = [&](const auto& x, auto& y, auto acc0) {
     y.resize(x.size());
     for (int64_t o = 0; o < outer; ++o) {
@@ -165,10 +164,8 @@ void run_float_cumsum(const OpArgs& a) {
 void run_float_log_softmax(const OpArgs& a) {
   const Shape& shape = a.in().shape;
   const size_t axis = normalized_axis(a.node.int_attr("axis"), shape.size());
-  const int64_t length = shape[axis];
-  int64_t inner = 1;
-  for (size_t d = axis + 1; d < shape.size(); ++d) inner *= shape[d];
-  const int64_t outer = num_elements(shape) / (length * inner);
+  const AxisSplit split = split_at_axis(shape, axis);
+  const int64_t outer = split.outer, length = split.length, inner = split.inner;
   const std::vector<float>& x = a.in_buf().f;
   std::vector<float>& y = a.out_buf().f;
   y.resize(x.size());

@@ -114,11 +114,10 @@ void run_float_index_put(const OpArgs& a) {
 void run_float_topk(const OpArgs& a) {
   const Shape& in = a.in().shape;
   const size_t axis = normalized_axis(a.node.int_attr("axis"), in.size());
-  const int64_t k = a.node.int_attr("k"), length = in[axis];
+  const int64_t k = a.node.int_attr("k");
   const bool largest = a.node.int_attr("largest") != 0, want_indices = a.node.int_attr("indices") != 0;
-  int64_t inner = 1;
-  for (size_t d = axis + 1; d < in.size(); ++d) inner *= in[d];
-  const int64_t outer = num_elements(in) / (length * inner);
+  const AxisSplit split = split_at_axis(in, axis);
+  const int64_t outer = split.outer, length = split.length, inner = split.inner;
   with_element_type(a.in().dtype, [&](auto zero) {
     using T = decltype(zero);
     const std::vector<T>& x = values_of<T>(a.in_buf());

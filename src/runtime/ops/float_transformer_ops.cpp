@@ -12,10 +12,8 @@ namespace qnnpy {
 void run_float_softmax(const OpArgs& a) {
   const Shape& shape = a.in().shape;
   const auto axis = static_cast<size_t>(a.node.int_attr("axis") + (a.node.int_attr("axis") < 0 ? shape.size() : 0));
-  const int64_t length = shape[axis];
-  int64_t inner = 1;
-  for (size_t d = axis + 1; d < shape.size(); ++d) inner *= shape[d];
-  const int64_t outer = num_elements(shape) / (length * inner);
+  const AxisSplit split = split_at_axis(shape, axis);
+  const int64_t outer = split.outer, length = split.length, inner = split.inner;
   const std::vector<float>& x = a.in_buf().f;
   std::vector<float>& y = a.out_buf().f;
   y.resize(x.size());
