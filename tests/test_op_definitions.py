@@ -18,6 +18,7 @@ from dynamic_models import dynamic_cases
 from embedding_models import embedding_cases
 from pt2e_models import inputs, pt2e
 from small_models import Head, Residual, conv_cases, op_cases, quantized
+from torchao_models import quantized_mlp
 from transformer_models import dynamic_encoder, dynamic_float_arithmetic, pt2e_torch_encoder_layer
 from transformer_models import inputs as transformer_inputs
 
@@ -43,6 +44,9 @@ def _test_models():
     models["dynamic_transformer"] = qnnpy.from_torch(dynamic_encoder(), (transformer_inputs(1)[0],))
     models["dynamic_float_arithmetic"] = qnnpy.from_torch(dynamic_float_arithmetic(), (torch.randn(2, 16),))
     models["pt2e_torch_encoder_layer"] = qnnpy.from_torch(pt2e_torch_encoder_layer("x86"), (transformer_inputs(1)[0],))
+    # torchao quantize_ models: affine_linear (a warning says they are captured with torch.export).
+    with pytest.warns(UserWarning, match="torchao"):
+        models["torchao_8da4w"] = qnnpy.from_torch(quantized_mlp("8da4w_group32"), (torch.randn(2, 64),))
     # A sample of every Core ATen op qnnpy converts (tests/core_aten_cases.py): the float ops of the opset.
     models["core_aten_samples"] = qnnpy.from_torch(*sample_graph(all_samples()))
     return models

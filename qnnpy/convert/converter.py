@@ -12,11 +12,13 @@ from qnnpy.capture.aten_targets import is_random, target_name
 from qnnpy.capture.float_decomposition import decompose_float_ops
 from qnnpy.capture.fx_capture import CapturedGraph, FxTracingError, capture_fx
 from qnnpy.capture.pt2e_capture import capture_pt2e, is_exported_module, is_pt2e_graph
+from qnnpy.capture.torchao_capture import capture_torchao, refuse_exported_torchao, torchao_layers
 from qnnpy.capture.torchscript_capture import capture_torchscript
 from qnnpy.convert.context import ConversionContext, op_name
 from qnnpy.convert.dynamic_ops import is_dynamic_quantized_op, refuse_unsupported_dynamic
 from qnnpy.convert.embedding_ops import WEIGHT_ONLY_QUANTIZED
 from qnnpy.convert.ops import CONVERTERS, converts_in_float, has_integer_form
+from qnnpy.convert.torchao_ops import TORCHAO_CONVERTERS, check_torchao_layers
 from qnnpy.errors import ConversionError, UnsupportedOpsError
 from qnnpy.module import QDQModule
 
@@ -97,7 +99,7 @@ def convert_captured(captured: CapturedGraph) -> QDQModule:
     gm = captured.module
     keys = [_table_key(gm, n) for n in gm.graph.nodes if n.op.startswith("call_")]
     dynamic = any(is_dynamic_quantized_op(k) for k in keys)
-    weight_only = any(k in WEIGHT_ONLY_QUANTIZED for k in keys)
+    weight_only = any(k in WEIGHT_ONLY_QUANTIZED or k in TORCHAO_CONVERTERS for k in keys)
     if not dynamic and not weight_only and not any(_is_tensor(v) and v.is_quantized for v in captured.values.values()):
         raise _float_model_error(captured)
     ctx = ConversionContext(captured)
@@ -208,6 +210,7 @@ def from_torch(model: torch.nn.Module | torch.export.ExportedProgram,
             "e.g. (torch.randn(1, 3, 224, 224),)"
         )
     if is_exported_module(model) and not is_pt2e_graph(model):
+        refuse_exported_torchao(model)
         raise ConversionError(
             f"{type(model).__name__} is a torch.export program without quantize / dequantize ops: a float model. "
             "Quantize it first (torchao's prepare_pt2e / calibrate / convert_pt2e)."
@@ -253,6 +256,10 @@ def capture(model: torch.nn.Module, example_inputs: tuple[torch.Tensor, ...]) ->
 
 
 def _front_end(model: torch.nn.Module, example_inputs: tuple[torch.Tensor, ...]) -> CapturedGraph:
+    layers = torchao_layers(model)
+    if layers:
+        check_torchao_layers(layers)
+        return capture_torchao(model, example_inputs)
     if isinstance(model, torch.jit.ScriptModule):
         return capture_torchscript(model, example_inputs, known_ops=CONVERTERS)
     if is_pt2e_graph(model):

@@ -25,6 +25,7 @@ from qnnpy.convert.aten_ops import convert_aten_add, convert_aten_conv2d, conver
 from qnnpy.convert.context import ConversionContext
 from qnnpy.convert.dynamic_ops import DYNAMIC_CONVERTERS
 from qnnpy.convert.embedding_ops import EMBEDDING_CONVERTERS
+from qnnpy.convert.torchao_ops import TORCHAO_CONVERTERS
 from qnnpy.convert.float_aten import FLOAT_ATEN, FLOAT_TUPLE_OUTPUTS
 from qnnpy.convert.float_movement import permutation
 from qnnpy.convert.op_form import AtenForm, OpForm
@@ -620,6 +621,7 @@ CONVERTERS: dict[Any, Converter] = {
     "Tensor.contiguous": convert_identity,
     **DYNAMIC_CONVERTERS,
     **EMBEDDING_CONVERTERS,
+    **TORCHAO_CONVERTERS,
     # The spellings TorchScript graphs use for the eager modules above (quantized:: and aten:: ops,
     # older releases included): tests/test_torchscript_parity.py checks each eager form has one.
     torch.ops.quantized.conv1d: OpForm(
@@ -699,4 +701,4 @@ def converts_in_float(target: Any) -> bool:
         return True
     form = CONVERTERS.get(target)
     return (isinstance(form, AtenForm) and form.float_converter is not None) or target in FLOAT_TUPLE_OUTPUTS \
-        or target in _SPLITTING_OPS
+        or target in _SPLITTING_OPS or target in TORCHAO_CONVERTERS

@@ -67,6 +67,7 @@ std::vector<OpDef> pool_ops();         // pool.cpp
 std::vector<OpDef> shape_ops();        // shape.cpp
 std::vector<OpDef> norm_ops();         // norm.cpp
 std::vector<OpDef> dynamic_ops();      // dynamic.cpp
+std::vector<OpDef> affine_ops();       // affine_linear.cpp
 std::vector<OpDef> softmax_ops();      // softmax.cpp
 std::vector<OpDef> float_ops();        // float_ops.cpp
 std::vector<OpDef> float_transformer_ops();  // float_transformer_ops.cpp

@@ -1,0 +1,55 @@
+// The runner of affine_linear (ops/affine_linear.cpp): the linears of torchao's quantize_ configs,
+// float in, float out, on rows of K floats (every axis of the input but the last is a row).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "runtime/prepared_op.h"
+
+namespace qnnpy {
+
+// w[c][k] int8, its group g = k / group_size: scale s[c][g], zero point z[c][g]; b[c] the float bias
+// (0 without one). fl() is one float32 rounding, rne rounds half to even. From torchao 0.18
+// (torchao/quantization/quant_primitives.py: choose_qparams_affine, quantize_affine, dequantize_affine;
+// quantize_/workflows/int8/int8_tensor.py, intx/intx_unpacked_to_int8_tensor.py):
+//
+// activation 1, int8 symmetric per token (Int8Tensor's dynamic linear), exact:
+//   amax = max(-min(min_k x, 0), max(max_k x, 0));  s_x = max(fl(amax / 127.5), 2^-23)
+//   q[k] = clamp(rne(fl(x[k] * fl(1 / s_x))), -128, 127)
+//   acc[c] = sum_k q[k] * w[c][k]   exact int32 (torch._int_mm)
+//   y[c] = fl(fl(fl(float(acc[c]) * s_x) * s[c][0]) + b[c])
+// activation 2, int8 asymmetric per token (8da4w), then as weight-only:
+//   lo = min(min_k x, 0), hi = max(max_k x, 0);  s_x = max(fl(fl(hi - lo) / 255), 2^-126)
+//   z_x = clamp(-128 - rne(fl(lo / s_x)), -128, 127);  q[k] = clamp(rne(fl(x[k] * fl(1 / s_x))) + z_x, -128, 127)
+//   x[k] <- fl(float(q[k] - z_x) * s_x)
+// weight-only (and activation 2 after the line above):
+//   scale_after_dot 0:  y[c] = sum_k x[k] * fl(float(w[c][k] - z[c][g]) * s[c][g]) + b[c]   (F.linear of the dequantized weight)
+//   scale_after_dot 1:  y[c] = fl(fl((sum_k x[k] * float(w[c][k])) * s[c][0]) + b[c])      (Int8Tensor per row, zero points 0)
+// The float sums are PyTorch's BLAS's in its order, ours in 16 interleaved partial sums: they agree to
+// float rounding, not bit for bit. The weight stays int8 (packed for the u8 x s8 GEMM in the exact path);
+// weight-only rows are dequantized a row at a time.
+class AffineLinear final : public PreparedOp {
+ public:
+  AffineLinear(const Graph& g, const Node& n, Profile profile);
+  const char* run(const OpArgs& a) const override;
+
+ private:
+  const char* run_dynamic_int8(const OpArgs& a, const float* x, int64_t rows, float* y) const;
+  void run_float(const OpArgs& a, const float* x, int64_t rows, float* y) const;
+
+  int64_t n_ = 0, k_ = 0, group_ = 0;
+  int activation_ = 0;
+  bool scale_after_dot_ = false;
+  const int8_t* weight_ = nullptr;       // the graph's param, (n, k)
+  const float* weight_scale_ = nullptr;  // (n, k / group)
+  const int8_t* weight_zero_point_ = nullptr;
+  std::vector<float> bias_;              // zeros without a bias
+  bool has_bias_ = false;
+  // The exact path: the weight packed for gemm_u8s8 and 128 * its row sums (the input is offset by 128 to
+  // make it unsigned, as torchao's x86 path does).
+  std::vector<int8_t> packed_;
+  std::vector<int32_t> offset_correction_;
+};
+
+}  // namespace qnnpy

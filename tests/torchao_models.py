@@ -1,0 +1,40 @@
+"""torchao ``quantize_`` test models: a small MLP under each CPU config of torchao 0.18 (tests/test_torchao.py,
+tests/test_op_definitions.py)."""
+from __future__ import annotations
+
+import torch
+from torch import nn
+from torchao.quantization import (
+    Int8DynamicActivationInt8WeightConfig, Int8DynamicActivationIntxWeightConfig, Int8WeightOnlyConfig,
+    IntxWeightOnlyConfig, quantize_)
+from torchao.quantization.granularity import PerAxis, PerGroup
+
+CONFIGS = {
+    "w8a8_dynamic": Int8DynamicActivationInt8WeightConfig,
+    "int8_weight_only": Int8WeightOnlyConfig,
+    "int8_weight_only_group32": lambda: Int8WeightOnlyConfig(granularity=PerGroup(32)),
+    "int4_weight_only_group32": lambda: IntxWeightOnlyConfig(weight_dtype=torch.int4, granularity=PerGroup(32)),
+    "int8_weight_only_intx_per_row": lambda: IntxWeightOnlyConfig(weight_dtype=torch.int8, granularity=PerAxis(0)),
+    "8da4w_group32": lambda: Int8DynamicActivationIntxWeightConfig(weight_dtype=torch.int4,
+                                                                   weight_granularity=PerGroup(32)),
+}
+
+
+class MLP(nn.Module):
+    """Two quantized linears (one without bias) around a float ReLU, and a float residual branch."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.up = nn.Linear(64, 96)
+        self.down = nn.Linear(96, 64, bias=False)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x + self.down(torch.relu(self.up(x)))
+
+
+def quantized_mlp(name: str, seed: int = 0) -> nn.Module:
+    """The MLP (weights from ``seed``) quantized in place by torchao's config ``name``."""
+    torch.manual_seed(seed)
+    model = MLP().eval()
+    quantize_(model, CONFIGS[name]())
+    return model
