@@ -220,7 +220,12 @@ class QDQModule:
                   for name, shape, dtype in zip(self.input_names, self.input_shapes, self.input_dtypes)]
         lines = [f"QDQModule: {len(nodes)} ops, inputs {inputs}"]
         lines.append("  ops: " + ", ".join(f"{op} x{n}" for op, n in sorted(ops.items())))
-        floats = {op: n for op, n in sorted(ops.items()) if _core.op_info(op)["kind"] == "float"}
+        info = {op: _core.op_info(op) for op in ops}
+        dynamic = {op: n for op, n in sorted(ops.items()) if info[op]["quantizes_input"]}
+        floats = {op: n for op, n in sorted(ops.items()) if info[op]["kind"] == "float" and op not in dynamic}
+        if dynamic:
+            lines.append(f"  quantized layers with float input and output (int8 weights, the input quantized at run "
+                         f"time or weight-only): {', '.join(f'{op} x{n}' for op, n in dynamic.items())}")
         listed = f" ({', '.join(f'{op} x{n}' for op, n in floats.items())}), run in float32" if floats else ""
         lines.append(f"  float ops: {sum(floats.values())}{listed}")
         lines.append("  params: " + ", ".join(f"{dt} {b:,} B" for dt, b in sorted(by_dtype.items())) + f" (total {total:,} B)")

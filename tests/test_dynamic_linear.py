@@ -179,3 +179,9 @@ def test_float_relu_between_dynamic_linears_is_exact():
         assert [n["op"] for n in module.nodes()] == ["dynamic_linear", "float_relu", "dynamic_linear"]
         for x in _inputs((4, 12), seed=2):
             np.testing.assert_array_equal(module.run(x.numpy()).dequantized, model(x).numpy())
+
+
+def test_summary_counts_dynamic_linears_as_quantized_layers():
+    model, shape = dynamic_cases()["dynamic_per_tensor_relu"]
+    summary = qnnpy.from_torch(model, (torch.randn(shape),)).summary()
+    assert "weight-only): dynamic_linear x3" in summary and "float ops: 0" in summary

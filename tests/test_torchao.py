@@ -164,3 +164,10 @@ def test_decoder_lm_converts_and_each_linear_matches_torchao(kind, name):
     end_to_end = module.run(ids.numpy()).dequantized
     assert np.abs(end_to_end - logits).max() <= 0.02 * np.abs(logits).max()
     np.testing.assert_array_equal(end_to_end.argmax(-1), logits.argmax(-1))
+
+
+def test_summary_counts_the_quantized_linears_apart_from_the_float_ops():
+    module = _convert(quantized_mlp("w8a8_dynamic"), torch.randn(2, 5, 64))
+    summary = module.summary()
+    assert "(int8 weights, the input quantized at run time or weight-only): affine_linear x2" in summary
+    assert "float ops: 2 (float_add x1, float_relu x1)" in summary

@@ -183,6 +183,11 @@ def from_torch(model: torch.nn.Module | torch.export.ExportedProgram,
       island becomes the canonical integer op; ops the quantizer left in float become
       float ops (``float_conv2d``, ``float_add``, ...), run in float32.
 
+    - a model quantized by torchao's ``quantize_`` (``Int8Tensor`` / ``IntxUnpackedToInt8Tensor``
+      weights: W8A8 dynamic, int8 / int4 weight-only, 8da4w), Hugging Face decoder LMs included: captured
+      with ``torch.export`` around each quantized linear (a warning says so), each becoming an
+      ``affine_linear`` node (docs/torchao.md).
+
     ``example_inputs`` are the float inputs of ``forward``; they fix the static
     shapes of the module and provide the quantization parameters of every
     intermediate tensor.

@@ -47,6 +47,7 @@ py::dict op_info(const OpDef& op) {
   d["has_runner"] = op.make_runner != nullptr;
   d["not_runnable"] = op.not_runnable ? py::object(py::str(op.not_runnable)) : py::object(py::none());
   d["bit_exact_float_output"] = op.bit_exact_float_output;
+  d["quantizes_input"] = op.quantizes_input;
   return d;
 }
 
@@ -109,7 +110,8 @@ void bind_graph(py::module_& m) {
     n.source = "op_info";
     return op_info(op_def(n));
   }, py::arg("name"), "The facts of one op's definition: kind, whether it has a rule, an emission and a runner, and whether "
-        "its float output (Float kind) equals PyTorch's bit for bit.");
+        "its float output (Float kind) equals PyTorch's bit for bit, whether it is a quantized layer that quantizes its "
+        "float input inside.");
 
   const auto conv_args = std::make_tuple(
       py::arg("x"), py::arg("source"), py::arg("name"), py::arg("state_version"), py::arg("config"), py::arg("weight"),

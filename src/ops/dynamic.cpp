@@ -99,7 +99,7 @@ void dynamic_linear_emit(Emitter& e, const Node& n) {
 std::vector<OpDef> dynamic_ops() {
   return {
       {"dynamic_linear", OpKind::Float, dynamic_linear_rule, dynamic_linear_emit, prepared_runner<DynamicLinear>, nullptr,
-       /*bit_exact_float_output=*/true},
+       /*bit_exact_float_output=*/true, /*reads_quantized_source=*/false, /*any_dtype=*/false, /*quantizes_input=*/true},
   };
 }
 

@@ -48,6 +48,9 @@ struct OpDef {
   // A Float-kind op whose rule checks the dtypes of its inputs and output itself: data movement,
   // comparisons, casts, where, constants, which also take int64 / int32 / bool values.
   bool any_dtype = false;
+  // A Float-kind op that is a quantized layer: integer weights, its float input quantized inside (dynamic_linear,
+  // affine_linear); summaries count it with the quantized layers, not with the float ops a quantizer left.
+  bool quantizes_input = false;
 };
 
 // Every op, in one table assembled from the op families (src/ops/*.cpp).
