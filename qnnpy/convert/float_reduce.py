@@ -19,6 +19,15 @@ def _input(ctx: ConversionContext, node: torch.fx.Node, x: Any, dtype: Any) -> i
     return operands(ctx, node, [x], target)[0]
 
 
+def _correction(args: dict[str, Any]) -> float:
+    """The variance's correction: ``correction=`` (default 1), or 1 / 0 from ``unbiased`` (var.dim(x, dim, unbiased,
+    keepdim), var_mean.dim)."""
+    correction = args.get("correction")
+    if "unbiased" in args:
+        correction = 1 if args["unbiased"] in (None, True) else 0
+    return float(1 if correction is None else correction)
+
+
 def _reduction(ir_op: str) -> Converter:
     def convert(ctx: ConversionContext, node: torch.fx.Node) -> int:
         args = bind(node)
@@ -29,12 +38,7 @@ def _reduction(ir_op: str) -> Converter:
         value = _input(ctx, node, x, args.get("dtype"))
         if ir_op == "float_mean":
             value = ctx.cast(value, "float32", node)
-        floats = {}
-        if ir_op == "float_var":
-            correction = args.get("correction")
-            if "unbiased" in args:  # var.dim(x, dim, unbiased, keepdim)
-                correction = 1 if args["unbiased"] in (None, True) else 0
-            floats["correction"] = float(1 if correction is None else correction)
+        floats = {"correction": _correction(args)} if ir_op == "float_var" else {}
         return ctx.add_plain(node, ir_op, [value], ints={"axes": dims, "keepdim": [int(bool(args.get("keepdim")))]},
                              floats=floats)
     convert.__doc__ = f"``{ir_op}`` over dim (None or []: every axis), keepdim."
@@ -84,6 +88,19 @@ def min_max_dim(ctx: ConversionContext, parent: torch.fx.Node, index: int, node:
     return ctx.add_plain(node, f"float_arg{kind}", [ctx.value(x, node)], ints={"axis": [dim], "keepdim": [keepdim]})
 
 
+def var_mean_part(ctx: ConversionContext, parent: torch.fx.Node, index: int, node: torch.fx.Node) -> int:
+    """Output ``index`` of var_mean: the variance (``float_var``) or the mean (``float_mean``), each over the same
+    axes (PyTorch computes both in one pass; the two ops sum in their own order: float rounding)."""
+    args = bind(parent)
+    x = args["self"]
+    dims = [] if ctx.example(x).dim() == 0 else axes(args.get("dim"), rank_of(ctx, x))
+    ints = {"axes": dims, "keepdim": [int(bool(args.get("keepdim")))]}
+    value = ctx.cast(_input(ctx, node, x, None), "float32", node)
+    if index == 1:
+        return ctx.add_plain(node, "float_mean", [value], ints=ints)
+    return ctx.add_plain(node, "float_var", [value], ints=ints, floats={"correction": _correction(args)})
+
+
 def reduce_converters() -> dict[Any, Converter]:
     """The converters of unquantized reductions, by aten op overload."""
     table: dict[Any, Converter] = {}
@@ -103,4 +120,5 @@ def reduce_converters() -> dict[Any, Converter]:
 
 
 # Ops with several outputs whose parts operator.getitem takes: converter of (parent, index, getitem node).
-REDUCE_TUPLE_OUTPUTS = {_aten.max.dim: min_max_dim, _aten.min.dim: min_max_dim}
+REDUCE_TUPLE_OUTPUTS = {_aten.max.dim: min_max_dim, _aten.min.dim: min_max_dim, _aten.var_mean.dim: var_mean_part,
+                        _aten.var_mean.correction: var_mean_part}

@@ -472,42 +472,59 @@ def convert_permute(ctx: ConversionContext, node: torch.fx.Node) -> int:
 
 
 # The ops whose tuple result convert_getitem takes apart: torch.fx's (eager / FX models) and aten's (PT2E graphs),
-# each with the split axis as its third argument.
+# each with the split axis as its third argument; unbind's parts (axis: its second argument) are slices of length 1
+# with the axis dropped.
 _SPLITTING_OPS = ("chunk", "split", torch.chunk, torch.split, torch.ops.aten.chunk.default, torch.ops.aten.split.Tensor,
                   torch.ops.aten.split_with_sizes.default)
+_UNBINDING_OPS = ("unbind", torch.unbind, torch.ops.aten.unbind.int)
 
 _DEQUANTIZE_OPS = ("dequantize", torch.dequantize, torch.ops.quantized_decomposed.dequantize_per_tensor.default,
                    torch.ops.quantized_decomposed.dequantize_per_tensor.tensor)
 
 
 def convert_getitem(ctx: ConversionContext, node: torch.fx.Node) -> int:
-    """One part of ``chunk`` / ``split`` (the tuple's ``[i]``), as a slice along the split axis; or one output of
-    an op with several (the values of ``max.dim``, the normalized output of ``native_layer_norm``...)."""
+    """One part of ``chunk`` / ``split`` / ``unbind`` (the tuple's ``[i]``), as a slice along the split axis
+    (and, for unbind, a reshape that drops it); or one output of an op with several (the values of ``max.dim``,
+    the normalized output of ``native_layer_norm``...)."""
     parent, index = node.args
     if isinstance(parent, torch.fx.Node) and parent.target in FLOAT_TUPLE_OUTPUTS:
         return FLOAT_TUPLE_OUTPUTS[parent.target](ctx, parent, int(index), node)
-    if not isinstance(parent, torch.fx.Node) or parent.target not in _SPLITTING_OPS:
+    if not isinstance(parent, torch.fx.Node) or parent.target not in _SPLITTING_OPS + _UNBINDING_OPS:
         raise ConversionError(f"{ctx.source(node)}: taking part {index} of the result of "
-                              f"{getattr(parent, 'target', parent)!r} is not supported (only of chunk, split and the "
-                              "ops with several outputs qnnpy knows)")
-    parts = ctx.example(parent)
-    axis = int(_arg(parent, 2, "dim", 0)) % parts[0].dim()
-    begin = sum(p.shape[axis] for p in parts[:index])
-    ints = {"axis": [axis], "begin": [begin], "end": [begin + parts[index].shape[axis]]}
+                              f"{getattr(parent, 'target', parent)!r} is not supported (only of chunk, split, unbind "
+                              "and the ops with several outputs qnnpy knows)")
     source = parent.args[0]
+    unbind = parent.target in _UNBINDING_OPS
+    rank = ctx.example(source).dim()
+    axis = int(_arg(parent, 1, "dim", 0) if unbind else _arg(parent, 2, "dim", 0)) % rank
+    parts = ctx.example(parent)
+    begin = index if unbind else sum(p.shape[axis] for p in parts[:index])
+    ints = {"axis": [axis], "begin": [begin], "end": [begin + (1 if unbind else parts[index].shape[axis])]}
+    shape = list(ctx.example(node).shape)
+    sliced_shape = [*shape[:axis], 1, *shape[axis:]] if unbind else shape
+    where = ctx.source(node)
     if ctx.example(node).is_quantized:
-        return ctx.graph.add_node("slice", [ctx.value(source, node)], ctx.source(node), ctx.source(node), ints=ints,
-                                  floats={}, **ctx.quantized_output(node))
+        out = ctx.quantized_output(node)
+        if not unbind:
+            return ctx.graph.add_node("slice", [ctx.value(source, node)], where, where, ints=ints, floats={}, **out)
+        sliced = ctx.graph.add_node("slice", [ctx.value(source, node)], where, where + "_slice", ints=ints, floats={},
+                                    **{**out, "expected_shape": sliced_shape})
+        return ctx.graph.add_node("reshape", [sliced], where, where, ints={"shape": shape}, **out)
     # FX mode and PT2E may chunk the dequantized float tensor (dequantize -> chunk -> quantize):
     # slicing commutes with dequantize, so the slice runs on the integer tensor. A float tensor
     # computed in float (a PT2E float island, e.g. ShuffleNetV2's channel shuffle) is sliced in float.
     if not (isinstance(source, torch.fx.Node) and source.target in _DEQUANTIZE_OPS):
-        return ctx.add_plain(node, "float_slice", [ctx.value(source, node)], ints={**ints, "step": [1]})
+        sliced = ctx.add_plain(node, "float_slice", [ctx.value(source, node)], ints={**ints, "step": [1]},
+                               suffix="_slice" if unbind else "", shape=sliced_shape)
+        return ctx.add_plain(node, "float_reshape", [sliced], ints={"shape": shape}) if unbind else sliced
     quantized_source = source.args[0]
-    out = {**ctx.quantized_output(quantized_source), "expected_shape": list(ctx.example(node).shape)}
-    sliced = ctx.graph.add_node("slice", [ctx.value(quantized_source, node)], ctx.source(node),
-                                ctx.source(node) + "_q", ints=ints, floats={}, **out)
-    return ctx.graph.add_node("dequantize", [sliced], ctx.source(node), ctx.source(node), "float32")
+    out = ctx.quantized_output(quantized_source)
+    sliced = ctx.graph.add_node("slice", [ctx.value(quantized_source, node)], where, where + "_q", ints=ints, floats={},
+                                **{**out, "expected_shape": sliced_shape})
+    if unbind:
+        sliced = ctx.graph.add_node("reshape", [sliced], where, where + "_q_part", ints={"shape": shape},
+                                    **{**out, "expected_shape": shape})
+    return ctx.graph.add_node("dequantize", [sliced], where, where, "float32")
 
 
 def convert_dropout(ctx: ConversionContext, node: torch.fx.Node) -> int:
@@ -701,4 +718,4 @@ def converts_in_float(target: Any) -> bool:
         return True
     form = CONVERTERS.get(target)
     return (isinstance(form, AtenForm) and form.float_converter is not None) or target in FLOAT_TUPLE_OUTPUTS \
-        or target in _SPLITTING_OPS or target in TORCHAO_CONVERTERS
+        or target in _SPLITTING_OPS + _UNBINDING_OPS or target in TORCHAO_CONVERTERS
