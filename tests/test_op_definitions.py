@@ -18,7 +18,7 @@ from dynamic_models import dynamic_cases
 from embedding_models import embedding_cases
 from pt2e_models import inputs, pt2e
 from small_models import Head, Residual, conv_cases, op_cases, quantized
-from torchao_models import quantized_mlp
+from torchao_models import quantize_like_executorch, quantized_mlp
 from transformer_models import dynamic_encoder, dynamic_float_arithmetic, pt2e_torch_encoder_layer
 from transformer_models import inputs as transformer_inputs
 
@@ -47,6 +47,9 @@ def _test_models():
     # torchao quantize_ models: affine_linear (a warning says they are captured with torch.export).
     with pytest.warns(UserWarning, match="torchao"):
         models["torchao_8da4w"] = qnnpy.from_torch(quantized_mlp("8da4w_group32"), (torch.randn(2, 64),))
+    lookup = quantize_like_executorch(torch.nn.Sequential(torch.nn.Embedding(50, 64), torch.nn.Linear(64, 8)).eval())
+    with pytest.warns(UserWarning, match="torchao"):
+        models["torchao_embedding"] = qnnpy.from_torch(lookup, (torch.randint(0, 50, (2, 3)),))
     # A sample of every Core ATen op qnnpy converts (tests/core_aten_cases.py): the float ops of the opset.
     models["core_aten_samples"] = qnnpy.from_torch(*sample_graph(all_samples()))
     return models

@@ -16,7 +16,7 @@ from isas import AMX, AVX2, AVX512VNNI, AVXVNNI
 
 pytest.importorskip("torchao.quantization")
 from torchao.quantization import quantize_  # noqa: E402
-from torchao_models import CONFIGS, MLP, quantized_mlp  # noqa: E402
+from torchao_models import CONFIGS, MLP, quantize_like_executorch, quantized_mlp  # noqa: E402
 
 
 def _convert(model: nn.Module, x: torch.Tensor) -> qnnpy.QDQModule:
@@ -86,9 +86,11 @@ def test_relax_module_is_well_formed_and_kernels_form_equals_runtime():
 
     from qnnpy import tvm_bridge
 
-    for name in ("w8a8_dynamic", "8da4w_group32"):
-        model = quantized_mlp(name)
-        x = torch.randn(2, 5, 64)
+    torch.manual_seed(0)
+    lookup = quantize_like_executorch(nn.Sequential(nn.Embedding(50, 64), nn.Linear(64, 8)).eval())
+    cases = [(quantized_mlp("w8a8_dynamic"), torch.randn(2, 5, 64)), (quantized_mlp("8da4w_group32"), torch.randn(2, 5, 64)),
+             (lookup, torch.randint(0, 50, (2, 3)))]
+    for model, x in cases:
         module = _convert(model, x)
         relax.analysis.well_formed(module.to_tvm())  # raises where the module is not well formed
         expected = module.run(x.numpy()).dequantized
@@ -134,18 +136,24 @@ def _tiny_lm(kind: str) -> nn.Module:
 
 
 @pytest.mark.parametrize("kind", ["llama", "qwen2"])
-@pytest.mark.parametrize("name", ["w8a8_dynamic", "8da4w_group32"])
+@pytest.mark.parametrize("name", ["w8a8_dynamic", "executorch_8da4w"])
 def test_decoder_lm_converts_and_each_linear_matches_torchao(kind, name):
     """A Hugging Face decoder LM quantized with quantize_ converts from the eager model and input ids. Each quantized
-    linear fed PyTorch's input gives torchao's output (W8A8: bit for bit; 8da4w: within float rounding); the
-    logits end within 2% of their range of PyTorch's (float glue summed in another order moves a per-token
-    quantization by a step now and then) with the same next token everywhere."""
+    linear fed PyTorch's input gives torchao's output (W8A8: bit for bit; ExecuTorch's 8da4w recipe, whose
+    int8 embedding table is looked up bit for bit: within float rounding); the logits end within 2% of their
+    range of PyTorch's (float glue summed in another order moves a per-token quantization by a step now and
+    then) with the same next token everywhere."""
     model = _tiny_lm(kind)
-    quantize_(model, CONFIGS[name]())
+    if name == "executorch_8da4w":
+        quantize_like_executorch(model)
+    else:
+        quantize_(model, CONFIGS[name]())
     ids = torch.randint(0, 256, (1, 12), generator=torch.Generator().manual_seed(1))
     module = _convert(model, ids)
     linears = {n["source"]: n for n in module.nodes() if n["op"] == "affine_linear"}
     assert len(linears) == 2 * 7 + 1  # q, k, v, o, gate, up, down per layer, and the LM head
+    lookups = [n for n in module.nodes() if n["op"].endswith("embedding")]
+    assert [n["op"] for n in lookups] == ["affine_embedding" if name == "executorch_8da4w" else "float_embedding"]
     seen: dict[str, tuple[torch.Tensor, torch.Tensor]] = {}
     hooks = [layer.register_forward_hook(lambda _m, inputs, out, path=path: seen.__setitem__(path, (inputs[0], out)))
              for path, layer in model.named_modules() if path in linears]
@@ -161,6 +169,9 @@ def test_decoder_lm_converts_and_each_linear_matches_torchao(kind, name):
             np.testing.assert_array_equal(got, expected, err_msg=path)
         else:
             assert np.abs(got - expected).max() <= 1e-5 * np.abs(expected).max(), path
+    with torch.no_grad():
+        rows = model.model.embed_tokens(ids).numpy()
+    np.testing.assert_array_equal(result.intermediates[lookups[0]["output"]], rows)
     end_to_end = module.run(ids.numpy()).dequantized
     assert np.abs(end_to_end - logits).max() <= 0.02 * np.abs(logits).max()
     np.testing.assert_array_equal(end_to_end.argmax(-1), logits.argmax(-1))
@@ -171,3 +182,22 @@ def test_summary_counts_the_quantized_linears_apart_from_the_float_ops():
     summary = module.summary()
     assert "(int8 weights, the input quantized at run time or weight-only): affine_linear x2" in summary
     assert "float ops: 2 (float_add x1, float_relu x1)" in summary
+
+
+@pytest.mark.parametrize("granularity", ["per_row", "group32"])
+def test_quantized_embedding_equals_torchao_bit_for_bit(granularity):
+    from torchao.quantization import IntxWeightOnlyConfig
+    from torchao.quantization.granularity import PerAxis, PerGroup
+
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Embedding(100, 64), nn.Linear(64, 8)).eval()
+    config = IntxWeightOnlyConfig(weight_dtype=torch.int4 if granularity == "group32" else torch.int8,
+                                  granularity=PerGroup(32) if granularity == "group32" else PerAxis(0))
+    quantize_(model, config, filter_fn=lambda module, _: isinstance(module, nn.Embedding))
+    ids = torch.randint(0, 100, (3, 7))
+    lookup = _convert(model[0], ids)
+    assert [n["op"] for n in lookup.nodes()] == ["affine_embedding"]
+    with torch.no_grad():
+        np.testing.assert_array_equal(lookup.run(ids.numpy()).dequantized, model[0](ids).numpy())
+    with pytest.raises(ValueError, match="index 100 .* outside the table's 100 rows"):
+        lookup.run(np.full((3, 7), 100, np.int64))

@@ -32,6 +32,14 @@ class MLP(nn.Module):
         return x + self.down(torch.relu(self.up(x)))
 
 
+def quantize_like_executorch(model: nn.Module) -> nn.Module:
+    """ExecuTorch's LLM recipe "8da4w": embeddings int8 per row (weight-only), linears 8da4w with groups of 32."""
+    quantize_(model, IntxWeightOnlyConfig(weight_dtype=torch.int8, granularity=PerAxis(0)),
+              filter_fn=lambda module, _: isinstance(module, nn.Embedding))
+    quantize_(model, CONFIGS["8da4w_group32"]())
+    return model
+
+
 def quantized_mlp(name: str, seed: int = 0) -> nn.Module:
     """The MLP (weights from ``seed``) quantized in place by torchao's config ``name``."""
     torch.manual_seed(seed)

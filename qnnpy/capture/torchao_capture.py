@@ -4,11 +4,12 @@
 ``IntxUnpackedToInt8Tensor``, ...) whose ``F.linear`` quantizes the input, multiplies and rescales. Neither
 torch.fx nor ``torch.jit.trace`` captures such a model, and ``torch.export`` inlines the subclass's
 computation into dozens of aten ops that depend on the exporting CPU. So qnnpy captures it with
-``torch.export`` while each quantized linear calls one opaque op, ``qnnpy::torchao_linear(x, layer)``,
-whose implementation is the layer's own forward (torchao's arithmetic runs unchanged, so the recorded
-example outputs are torchao's): the captured graph holds one node per quantized linear, the converter
-reads the layer's weight subclass (``node.meta["torchao_layer"]``) and the rest of the model is a float
-aten graph, converted as PT2E float ops are.
+``torch.export`` while each quantized linear calls one opaque op, ``qnnpy::torchao_linear(x, layer)``
+(an embedding ``qnnpy::torchao_embedding(indices, layer)``), whose implementation is the layer's own
+forward (torchao's arithmetic runs unchanged, so the recorded example outputs are torchao's): the captured
+graph holds one node per quantized layer, the converter reads the layer's weight subclass
+(``node.meta["torchao_layer"]``) and the rest of the model is a float aten graph, converted as PT2E float
+ops are.
 """
 from __future__ import annotations
 
@@ -42,7 +43,21 @@ def _torchao_linear_shape(x: torch.Tensor, layer: int) -> torch.Tensor:
     return x.new_empty((*x.shape[:-1], _LAYERS[layer].weight.shape[0]))
 
 
+@torch.library.custom_op("qnnpy::torchao_embedding", mutates_args=())
+def torchao_embedding(indices: torch.Tensor, layer: int) -> torch.Tensor:
+    """The lookup of the torchao-quantized embedding registered as ``layer`` (torchao's own arithmetic)."""
+    return F.embedding(indices, _LAYERS[layer].weight)
+
+
+@torchao_embedding.register_fake
+def _torchao_embedding_shape(indices: torch.Tensor, layer: int) -> torch.Tensor:
+    return indices.new_empty((*indices.shape, _LAYERS[layer].weight.shape[1]), dtype=_LAYERS[layer].weight.dtype)
+
+
 TORCHAO_LINEAR = torch.ops.qnnpy.torchao_linear.default
+TORCHAO_EMBEDDING = torch.ops.qnnpy.torchao_embedding.default
+# The module types captured whole, each through its op.
+_ROUTES = {nn.Linear: TORCHAO_LINEAR, nn.Embedding: TORCHAO_EMBEDDING}
 
 
 def _is_torchao_tensor(value: Any) -> bool:
@@ -60,13 +75,15 @@ def torchao_layers(model: nn.Module) -> list[tuple[str, nn.Module]]:
 
 
 @contextlib.contextmanager
-def _routed_through_torchao_linear(layers: list[tuple[str, nn.Module]]) -> Iterator[dict[int, str]]:
-    """Each layer's forward calls ``qnnpy::torchao_linear`` for the time of the block; yields layer -> path."""
+def _routed_through_torchao_ops(layers: list[tuple[str, nn.Module]]) -> Iterator[dict[int, str]]:
+    """Each layer's forward calls its op (``qnnpy::torchao_linear``, ``qnnpy::torchao_embedding``) for the time of
+    the block; yields layer -> path."""
     paths: dict[int, str] = {}
     for index, (path, module) in enumerate(layers):
         _LAYERS[index] = module
         paths[index] = path
-        module.forward = types.MethodType(lambda self, x, _i=index: TORCHAO_LINEAR(x, _i), module)
+        op = _ROUTES[type(module)]
+        module.forward = types.MethodType(lambda self, x, _i=index, _op=op: _op(x, _i), module)
     try:
         yield paths
     finally:
@@ -91,14 +108,15 @@ def _without_kv_cache(model: nn.Module) -> Iterator[None]:
 
 
 def capture_torchao(model: nn.Module, example_inputs: tuple[torch.Tensor, ...]) -> CapturedGraph:
-    """Export ``model`` with each torchao-quantized linear as one ``qnnpy::torchao_linear`` node, run it on
-    ``example_inputs`` and return the captured graph (see the module docstring). Every quantized module is an
-    ``nn.Linear`` (qnnpy.convert.torchao_ops.check_torchao_layers checks it first)."""
+    """Export ``model`` with each torchao-quantized linear or embedding as one ``qnnpy::torchao_linear`` /
+    ``qnnpy::torchao_embedding`` node, run it on ``example_inputs`` and return the captured graph (see the module
+    docstring). Every quantized module is an ``nn.Linear`` or an ``nn.Embedding``
+    (qnnpy.convert.torchao_ops.check_torchao_layers checks it first)."""
     layers = torchao_layers(model)
     warnings.warn(f"{type(model).__name__} holds torchao quantized weights ({len(layers)} layers, e.g. "
                   f"{layers[0][0]}: {type(layers[0][1].weight).__name__}): captured with torch.export (torch.fx and "
                   "torch.jit.trace cannot trace tensor subclasses)", stacklevel=4)
-    with _routed_through_torchao_linear(layers) as paths, _without_kv_cache(model):
+    with _routed_through_torchao_ops(layers) as paths, _without_kv_cache(model):
         try:
             with torch.no_grad():
                 program = torch.export.export(model, example_inputs, strict=False)
@@ -107,7 +125,7 @@ def capture_torchao(model: nn.Module, example_inputs: tuple[torch.Tensor, ...]) 
                                   f"{str(e).splitlines()[0] if str(e) else ''}") from e
         module = program.module()
         for node in module.graph.nodes:
-            if node.target is TORCHAO_LINEAR:
+            if node.target in (TORCHAO_LINEAR, TORCHAO_EMBEDDING):
                 layer = node.args[1]
                 node.meta[LAYER_META] = (paths[layer], _LAYERS[layer])
         captured = capture_pt2e(module, example_inputs)

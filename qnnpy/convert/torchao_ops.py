@@ -1,5 +1,6 @@
-"""The converter of torchao ``quantize_`` linears (``qnnpy::torchao_linear`` nodes of
-:mod:`qnnpy.capture.torchao_capture`) to ``affine_linear`` (src/ops/affine_linear.cpp).
+"""The converters of torchao ``quantize_`` layers (``qnnpy::torchao_linear`` / ``qnnpy::torchao_embedding`` nodes
+of :mod:`qnnpy.capture.torchao_capture`) to ``affine_linear`` (src/ops/affine_linear.cpp) and ``affine_embedding``
+(src/ops/embedding.cpp).
 
 The layer's weight subclass says what its ``F.linear`` computes (torchao 0.18):
 
@@ -23,7 +24,7 @@ import torch.fx
 from torch import nn
 
 from qnnpy import _core
-from qnnpy.capture.torchao_capture import LAYER_META, TORCHAO_LINEAR
+from qnnpy.capture.torchao_capture import LAYER_META, TORCHAO_EMBEDDING, TORCHAO_LINEAR
 from qnnpy.convert.context import ConversionContext
 from qnnpy.convert.op_form import OpForm
 from qnnpy.errors import ConversionError
@@ -151,11 +152,12 @@ def check_torchao_layers(layers: list[tuple[str, nn.Module]]) -> None:
     problems = []
     for path, module in layers:
         where = f"{path or '(model)'} ({type(module.weight).__name__})"
-        if not isinstance(module, nn.Linear):
-            problems.append(f"{where}: a quantized {type(module).__name__}; qnnpy converts torchao's nn.Linear layers")
+        if type(module) not in (nn.Linear, nn.Embedding):
+            problems.append(f"{where}: a quantized {type(module).__name__}; qnnpy converts torchao's nn.Linear and "
+                            "nn.Embedding layers")
             continue
         try:
-            affine_weight(where, module)
+            _embedding_weight(where, module) if isinstance(module, nn.Embedding) else affine_weight(where, module)
         except ConversionError as e:
             problems.append(str(e))
     if problems:
@@ -172,13 +174,40 @@ def convert_torchao_linear(ctx: ConversionContext, node: torch.fx.Node) -> int:
     if not isinstance(x, torch.Tensor) or x.dtype != torch.float32:
         raise ConversionError(f"{where}: the linear's input must be float32, got {getattr(x, 'dtype', type(x).__name__)}")
     bias = None if module.bias is None else module.bias.detach().float().contiguous().numpy()
-    return _core.add_affine_linear(
-        ctx.graph, ctx.value(node.args[0], node), path or node.name, node.name, weight.values, weight.scale,
-        weight.zero_point, weight.group_size, bias, weight.activation, weight.bits, weight.scale_after_dot,
+    return _core.add_affine_layer(
+        ctx.graph, "affine_linear", ctx.value(node.args[0], node), path or node.name, node.name, weight.values,
+        weight.scale, weight.zero_point, weight.group_size, bias, weight.bits,
+        ints={"activation": [weight.activation], "scale_after_dot": [int(weight.scale_after_dot)]},
         expected_shape=list(ctx.example(node).shape))
+
+
+def _embedding_weight(where: str, module: nn.Embedding) -> AffineWeight:
+    """The table of a torchao-quantized embedding: an IntxUnpackedToInt8Tensor without activation quantization."""
+    if type(module.weight).__name__ != "IntxUnpackedToInt8Tensor":
+        raise ConversionError(f"{where}: a {type(module.weight).__name__} embedding table is not supported; qnnpy "
+                              "converts embeddings quantized by IntxWeightOnlyConfig (IntxUnpackedToInt8Tensor)")
+    if module.max_norm is not None:
+        raise ConversionError(f"{where}: an embedding with max_norm (it renormalizes its rows on lookup) is not supported")
+    weight = affine_weight(where, module)
+    if weight.activation != _ACTIVATION_NONE:
+        raise ConversionError(f"{where}: an embedding table with activation quantization is not supported")
+    return weight
+
+
+def convert_torchao_embedding(ctx: ConversionContext, node: torch.fx.Node) -> int:
+    """A torchao-quantized ``nn.Embedding``: integer indices in, the rows dequantized as torchao does out
+    (``affine_embedding``)."""
+    path, module = node.meta[LAYER_META]
+    where = f"{path} ({type(module.weight).__name__})"
+    table = _embedding_weight(where, module)
+    return _core.add_affine_layer(
+        ctx.graph, "affine_embedding", ctx.value(node.args[0], node), path or node.name, node.name, table.values,
+        table.scale, table.zero_point, table.group_size, None, table.bits, expected_shape=list(ctx.example(node).shape))
 
 
 TORCHAO_CONVERTERS = {
     TORCHAO_LINEAR: OpForm(convert_torchao_linear, "``nn.Linear`` quantized by torchao's ``quantize_``: ``Int8Tensor`` "
                            "and ``IntxUnpackedToInt8Tensor`` weights"),
+    TORCHAO_EMBEDDING: OpForm(convert_torchao_embedding, "``nn.Embedding`` quantized by torchao's ``quantize_`` "
+                              "(``IntxWeightOnlyConfig``)"),
 }

@@ -1,7 +1,7 @@
 // Dynamic quantization: the dynamic_linear node builder and the run-time qparams rule.
 #include "bindings/bindings.h"
 #include "bindings/numpy_views.h"
-#include "layer_import/affine_linear_node.h"
+#include "layer_import/affine_node.h"
 #include "layer_import/dynamic_linear_node.h"
 #include "runtime/dynamic_qparams.h"
 
@@ -31,44 +31,45 @@ void bind_dynamic(py::module_& m) {
       py::arg("expected_shape") = Shape{},
       "Adds a dynamic_linear node (float in, float out) with its int8 weight and float bias; returns the output id.");
   m.def(
-      "add_affine_linear",
-      [](Graph& g, int x, const std::string& source, const std::string& name, const Int8Array& weight,
-         const FloatArray& weight_scale, const Int8Array& weight_zero_point, int64_t group_size,
-         std::optional<FloatArray> bias, int activation, int weight_bits, bool scale_after_dot, const Shape& expected_shape) {
-        const std::string where = "affine_linear (" + source + "): ";
+      "add_affine_layer",
+      [](Graph& g, const std::string& op, int x, const std::string& source, const std::string& name, const Int8Array& weight,
+         const FloatArray& weight_scale, const Int8Array& weight_zero_point, int64_t group_size, std::optional<FloatArray> bias,
+         int weight_bits, const std::map<std::string, std::vector<int64_t>>& ints, const Shape& expected_shape) {
+        const std::string where = op + " (" + source + "): ";
         if (weight.ndim() != 2) throw std::invalid_argument(where + "weight must be 2-D, got " + shape_str(shape_of(weight)));
-        AffineLinearLayer layer;
+        AffineLayer layer;
+        layer.op = op;
         layer.input = x;
         layer.source = source;
         layer.name = name;
         layer.weight = weight.data();
-        layer.out_channels = weight.shape(0);
-        layer.in_channels = weight.shape(1);
+        layer.rows = weight.shape(0);
+        layer.cols = weight.shape(1);
         layer.group_size = group_size;
-        const int64_t groups = group_size > 0 ? layer.out_channels * (layer.in_channels / group_size) : 0;
+        const int64_t groups = group_size > 0 ? layer.rows * (layer.cols / group_size) : 0;
         if (static_cast<int64_t>(weight_scale.size()) != groups || static_cast<int64_t>(weight_zero_point.size()) != groups) {
           throw std::invalid_argument(where + "needs " + std::to_string(groups) + " group scales and zero points, got " +
                                       std::to_string(weight_scale.size()) + " and " + std::to_string(weight_zero_point.size()));
         }
-        if (bias && static_cast<int64_t>(bias->size()) != layer.out_channels) {
+        if (bias && static_cast<int64_t>(bias->size()) != layer.rows) {
           throw std::invalid_argument(where + "bias has " + std::to_string(bias->size()) + " values for " +
-                                      std::to_string(layer.out_channels) + " output channels");
+                                      std::to_string(layer.rows) + " output channels");
         }
         layer.weight_scale = weight_scale.data();
         layer.weight_zero_point = weight_zero_point.data();
         layer.bias = bias ? bias->data() : nullptr;
-        layer.activation = activation;
         layer.weight_bits = weight_bits;
-        layer.scale_after_dot = scale_after_dot;
+        layer.ints = ints;
         layer.expected_shape = expected_shape;
-        return add_affine_linear_node(g, layer);
+        return add_affine_node(g, layer);
       },
-      py::arg("graph"), py::arg("x"), py::arg("source"), py::arg("name"), py::arg("weight"), py::arg("weight_scale"),
-      py::arg("weight_zero_point"), py::arg("group_size"), py::arg("bias"), py::arg("activation"), py::arg("weight_bits"),
-      py::arg("scale_after_dot"), py::arg("expected_shape") = Shape{},
-      "Adds an affine_linear node (a torchao quantize_ linear: float in, float out) with its int8 weight, its group "
-      "scales and zero points (row-major, one per group_size input channels of a row) and float bias; returns the "
-      "output id. activation: 0 weight-only, 1 int8 symmetric per token, 2 int8 asymmetric per token.");
+      py::arg("graph"), py::arg("op"), py::arg("x"), py::arg("source"), py::arg("name"), py::arg("weight"),
+      py::arg("weight_scale"), py::arg("weight_zero_point"), py::arg("group_size"), py::arg("bias"), py::arg("weight_bits"),
+      py::arg("ints") = std::map<std::string, std::vector<int64_t>>{}, py::arg("expected_shape") = Shape{},
+      "Adds a torchao quantize_ layer, affine_linear (float input x) or affine_embedding (indices x), with its int8 "
+      "weight, its group scales and zero points (row-major, one per group_size columns of a row) and, for a linear, "
+      "its float bias and the ints 'activation' (0 weight-only, 1 int8 symmetric per token, 2 int8 asymmetric per "
+      "token) and 'scale_after_dot'; returns the output id.");
   m.def(
       "choose_dynamic_qparams",
       [](const FloatArray& x, bool reduce_range) {

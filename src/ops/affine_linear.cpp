@@ -22,6 +22,7 @@
 #include <string>
 
 #include "emit/emitter.h"
+#include "ops/affine_weight.h"
 #include "ops/op_def.h"
 #include "runtime/affine_linear.h"
 
@@ -33,28 +34,13 @@ Shape affine_linear_rule(const Checker& c, const Value&) {
   const Value& x = c.in(0);
   if (x.dtype != DType::Float32) c.fail("input '" + x.name + "' must be float32");
   if (x.shape.empty()) c.fail("input must have rank >= 1");
-  const Param& w = c.param("weight");
-  if (w.dtype != DType::Int8 || w.shape.size() != 2 || !w.q.empty()) {
-    c.fail("weight must be int8 (out, in) without qparams of its own, got " + std::string(dtype_name(w.dtype)) + " " +
-           shape_str(w.shape));
-  }
+  const Param& w = check_affine_weight(c);
   const int64_t n = w.shape[0], k = w.shape[1];
   if (x.shape.back() != k) c.fail("input " + shape_str(x.shape) + " does not match weight " + shape_str(w.shape));
   c.reduction_length(k);
   const int64_t group = c.n.int_attr("group_size");
-  if (group < 1 || k % group != 0) c.fail("group_size " + std::to_string(group) + " does not divide the " + std::to_string(k) + " input channels");
   const int64_t groups = n * (k / group);
-  const Param& scale = c.param("weight_scale");
-  if (scale.dtype != DType::Float32 || scale.shape != Shape{groups}) {
-    c.fail("weight_scale must be float32 " + shape_str({groups}) + ", got " + dtype_name(scale.dtype) + " " + shape_str(scale.shape));
-  }
-  for (int64_t i = 0; i < groups; ++i) {
-    if (!(scale.data<float>()[i] > 0.0f)) c.fail("weight_scale[" + std::to_string(i) + "] is not positive");
-  }
   const Param& zp = c.param("weight_zero_point");
-  if (zp.dtype != DType::Int8 || zp.shape != Shape{groups}) {
-    c.fail("weight_zero_point must be int8 " + shape_str({groups}) + ", got " + dtype_name(zp.dtype) + " " + shape_str(zp.shape));
-  }
   if (c.n.has_param("bias")) {
     const Param& b = c.param("bias");
     if (b.dtype != DType::Float32 || b.shape != Shape{n}) {
@@ -63,13 +49,6 @@ Shape affine_linear_rule(const Checker& c, const Value&) {
   }
   const int64_t activation = c.n.int_attr("activation");
   if (activation < 0 || activation > 2) c.fail("activation must be 0 (weight-only), 1 or 2, got " + std::to_string(activation));
-  const int64_t bits = c.n.int_attr("weight_bits");
-  if (bits < 1 || bits > 8) c.fail("weight_bits must be in [1, 8], got " + std::to_string(bits));
-  const int64_t lo = -(int64_t{1} << (bits - 1)), hi = (int64_t{1} << (bits - 1)) - 1;
-  for (int64_t i = 0; i < n * k; ++i) {
-    const int64_t v = w.data<int8_t>()[i];
-    if (v < lo || v > hi) c.fail("weight value " + std::to_string(v) + " is outside the int" + std::to_string(bits) + " range");
-  }
   const int64_t after = c.n.int_attr("scale_after_dot");
   if (after != 0 && after != 1) c.fail("scale_after_dot must be 0 or 1");
   if (activation == 1) {
@@ -120,13 +99,8 @@ void affine_linear_emit(Emitter& e, const Node& n) {
   const Graph& g = e.graph();
   const std::string& o = e.out_name(n);
   const Value& x = g.value(n.inputs[0]);
-  const Param& w = g.node_param(n, "weight");
-  const int64_t out_channels = w.shape[0], k = w.shape[1], group = n.int_attr("group_size");
-  const std::string groups = e.emit(o + "_w_groups", "R.reshape(" + w.name + ", R.shape([" + std::to_string(out_channels * k / group) +
-                                                         ", " + std::to_string(group) + "]))");
-  const std::string wd = e.emit(o + "_w_groups_float", "R.dequantize(" + groups + ", " + g.node_param(n, "weight_scale").name + ", " +
-                                                           g.node_param(n, "weight_zero_point").name + ", axis=0, out_dtype=\"float32\")");
-  const std::string wf = e.emit(o + "_w", "R.reshape(" + wd + ", R.shape([" + std::to_string(out_channels) + ", " + std::to_string(k) + "]))");
+  const int64_t k = g.node_param(n, "weight").shape[1];
+  const std::string wf = emit_affine_weight(e, n);
   const std::string x2 = e.emit(o + "_x_rows", "R.reshape(" + x.name + ", R.shape([-1, " + std::to_string(k) + "]))");
   const int64_t activation = n.int_attr("activation");
   const std::string xd = activation == 0 ? x2 : emit_token_quantization(e, o, x2, activation == 1);

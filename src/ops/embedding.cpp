@@ -10,6 +10,10 @@
 //   PyTorch), or 2-D (one bag per row, no offsets). An optional last input holds the float32
 //   per-sample weights, shaped like the indices.
 // - float_embedding: a float32 table (aten.embedding of a model left in float).
+// - affine_embedding: the nn.Embedding of a torchao quantize_ model (IntxWeightOnlyConfig, as ExecuTorch's
+//   8da4w recipe quantizes embeddings): an int8 table with a float32 scale and an int8 zero point per group
+//   of columns of a row (ops/affine_weight.h); a row's values are fl(float(q - zero_point) * scale), as
+//   torchao's dequantize_affine computes them, so the lookup equals torchao's bit for bit.
 //
 // Emission: the 8-bit table dequantized per row (axis 0), as q * scale + bias with PyTorch's
 // bias = -(zero_point * scale) (a float zero point has no R.dequantize form), computed in float64
@@ -19,6 +23,7 @@
 #include <string>
 
 #include "emit/emitter.h"
+#include "ops/affine_weight.h"
 #include "ops/op_def.h"
 #include "runtime/ops/runners.h"
 
@@ -74,6 +79,11 @@ Shape float_embedding_rule(const Checker& c, const Value&) {
   return lookup_shape(c, table(c, DType::Float32));
 }
 
+Shape affine_embedding_rule(const Checker& c, const Value&) {
+  c.inputs(1);
+  return lookup_shape(c, check_affine_weight(c));
+}
+
 Shape embedding_bag_rule(const Checker& c, const Value&) {
   const Param& w = table(c, DType::UInt8);
   if (c.n.inputs.empty()) c.fail("expects the indices as its first input");
@@ -127,7 +137,7 @@ std::string float_table(Emitter& e, const Node& n) {
 }
 
 void lookup_emit(Emitter& e, const Node& n) {
-  const std::string t = float_table(e, n);
+  const std::string t = n.op == "affine_embedding" ? emit_affine_weight(e, n) : float_table(e, n);
   e.line(e.out_name(n), "R.take(" + t + ", " + e.in_name(n, 0) + ", axis=0)");
 }
 
@@ -169,6 +179,7 @@ std::vector<OpDef> embedding_ops() {
       {"embedding", OpKind::Lookup, embedding_rule, lookup_emit, function_runner<run_embedding>},
       {"embedding_bag", OpKind::Lookup, embedding_bag_rule, embedding_bag_emit, function_runner<run_embedding_bag>},
       {"float_embedding", OpKind::Lookup, float_embedding_rule, lookup_emit, function_runner<run_float_embedding>},
+      {"affine_embedding", OpKind::Lookup, affine_embedding_rule, lookup_emit, function_runner<run_affine_embedding>},
   };
 }
 

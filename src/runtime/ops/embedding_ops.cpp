@@ -104,4 +104,23 @@ void run_float_embedding(const OpArgs& a) {
   }
 }
 
+// torchao's dequantize_affine of each looked-up row: fl(float(q - zero_point) * scale), per group of columns.
+void run_affine_embedding(const OpArgs& a) {
+  const Param& w = a.graph.node_param(a.node, "weight");
+  const int64_t rows = w.shape[0], dim = w.shape[1], group = a.node.int_attr("group_size"), groups = dim / group;
+  const float* scale = a.graph.node_param(a.node, "weight_scale").data<float>();
+  const int8_t* zero_point = a.graph.node_param(a.node, "weight_zero_point").data<int8_t>();
+  const std::vector<int64_t>& idx = a.in_buf().idx;
+  std::vector<float>& out = a.out_buf().f;
+  out.resize(idx.size() * dim);
+  for (size_t i = 0; i < idx.size(); ++i) {
+    const int64_t r = checked_row(a, idx[i], i, rows);
+    const int8_t* q = w.data<int8_t>() + r * dim;
+    for (int64_t j = 0; j < dim; ++j) {
+      const int64_t gi = r * groups + j / group;
+      out[i * dim + j] = static_cast<float>(q[j] - zero_point[gi]) * scale[gi];
+    }
+  }
+}
+
 }  // namespace qnnpy

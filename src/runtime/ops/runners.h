@@ -37,6 +37,7 @@ void run_mean(const OpArgs& a);
 void run_embedding(const OpArgs& a);
 void run_embedding_bag(const OpArgs& a);
 void run_float_embedding(const OpArgs& a);
+void run_affine_embedding(const OpArgs& a);
 // shape_ops.cpp
 void run_reshape(const OpArgs& a);
 void run_permute(const OpArgs& a);

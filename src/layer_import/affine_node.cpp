@@ -1,4 +1,4 @@
-#include "layer_import/affine_linear_node.h"
+#include "layer_import/affine_node.h"
 
 #include <cstring>
 #include <stdexcept>
@@ -19,21 +19,20 @@ int add_bytes_param(Graph& g, const std::string& name, DType dtype, const Shape&
 
 }  // namespace
 
-int add_affine_linear_node(Graph& g, const AffineLinearLayer& layer) {
-  const int64_t n = layer.out_channels, k = layer.in_channels;
+int add_affine_node(Graph& g, const AffineLayer& layer) {
+  const int64_t n = layer.rows, k = layer.cols;
   if (layer.group_size < 1 || k % layer.group_size != 0) {
-    throw std::invalid_argument("affine_linear (" + layer.source + "): group_size " + std::to_string(layer.group_size) +
-                                " does not divide the " + std::to_string(k) + " input channels");
+    throw std::invalid_argument(layer.op + " (" + layer.source + "): group_size " + std::to_string(layer.group_size) +
+                                " does not divide the " + std::to_string(k) + " columns");
   }
   const int64_t groups = n * (k / layer.group_size);
   Node node;
-  node.op = "affine_linear";
+  node.op = layer.op;
   node.source = layer.source;
   node.inputs = {layer.input};
-  node.ints = {{"group_size", {layer.group_size}},
-               {"activation", {layer.activation}},
-               {"weight_bits", {layer.weight_bits}},
-               {"scale_after_dot", {layer.scale_after_dot}}};
+  node.ints = layer.ints;
+  node.ints["group_size"] = {layer.group_size};
+  node.ints["weight_bits"] = {layer.weight_bits};
   node.params["weight"] = add_bytes_param(g, layer.name + "_weight", DType::Int8, {n, k}, layer.weight, static_cast<size_t>(n * k));
   node.params["weight_scale"] = add_bytes_param(g, layer.name + "_weight_scale", DType::Float32, {groups}, layer.weight_scale,
                                                 static_cast<size_t>(groups) * sizeof(float));
