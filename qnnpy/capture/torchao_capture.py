@@ -22,6 +22,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from qnnpy.capture.explicit_state import ExplicitState, make_state_explicit
 from qnnpy.capture.fx_capture import CapturedGraph
 from qnnpy.capture.pt2e_capture import capture_pt2e
 from qnnpy.errors import ConversionError
@@ -107,19 +108,19 @@ def _without_kv_cache(model: nn.Module) -> Iterator[None]:
             config.use_cache = use_cache
 
 
-def capture_torchao(model: nn.Module, example_inputs: tuple[torch.Tensor, ...]) -> CapturedGraph:
-    """Export ``model`` with each torchao-quantized linear or embedding as one ``qnnpy::torchao_linear`` /
-    ``qnnpy::torchao_embedding`` node, run it on ``example_inputs`` and return the captured graph (see the module
-    docstring). Every quantized module is an ``nn.Linear`` or an ``nn.Embedding``
-    (qnnpy.convert.torchao_ops.check_torchao_layers checks it first)."""
+@contextlib.contextmanager
+def _exported(model: nn.Module, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Iterator[torch.fx.GraphModule]:
+    """``model`` exported with each torchao-quantized linear or embedding as one ``qnnpy::torchao_linear`` /
+    ``qnnpy::torchao_embedding`` node (``node.meta["torchao_layer"]``: its path and module); the ops run torchao's
+    forward while the block lasts."""
     layers = torchao_layers(model)
     warnings.warn(f"{type(model).__name__} holds torchao quantized weights ({len(layers)} layers, e.g. "
                   f"{layers[0][0]}: {type(layers[0][1].weight).__name__}): captured with torch.export (torch.fx and "
-                  "torch.jit.trace cannot trace tensor subclasses)", stacklevel=4)
+                  "torch.jit.trace cannot trace tensor subclasses)", stacklevel=5)
     with _routed_through_torchao_ops(layers) as paths, _without_kv_cache(model):
         try:
             with torch.no_grad():
-                program = torch.export.export(model, example_inputs, strict=False)
+                program = torch.export.export(model, args, kwargs, strict=False)
         except Exception as e:
             raise ConversionError(f"torch.export could not capture {type(model).__name__}: {type(e).__name__}: "
                                   f"{str(e).splitlines()[0] if str(e) else ''}") from e
@@ -128,9 +129,28 @@ def capture_torchao(model: nn.Module, example_inputs: tuple[torch.Tensor, ...]) 
             if node.target in (TORCHAO_LINEAR, TORCHAO_EMBEDDING):
                 layer = node.args[1]
                 node.meta[LAYER_META] = (paths[layer], _LAYERS[layer])
+        yield module
+
+
+def capture_torchao(model: nn.Module, example_inputs: tuple[torch.Tensor, ...]) -> CapturedGraph:
+    """Export ``model`` with each torchao-quantized layer whole (see the module docstring), run it on
+    ``example_inputs`` and return the captured graph. Every quantized module is an ``nn.Linear`` or an
+    ``nn.Embedding`` (qnnpy.convert.torchao_ops.check_torchao_layers checks it first)."""
+    with _exported(model, example_inputs, {}) as module:
         captured = capture_pt2e(module, example_inputs)
     captured.kind = type(model).__name__
     return captured
+
+
+def capture_torchao_with_state(model: nn.Module, example_kwargs: dict[str, torch.Tensor]) -> tuple[CapturedGraph, ExplicitState]:
+    """As :func:`capture_torchao` for a model called with keyword arguments that writes buffers in place (a static
+    KV cache): the buffers become explicit state, the graph's first inputs and last outputs
+    (qnnpy.capture.explicit_state)."""
+    with _exported(model, (), example_kwargs) as module:
+        state = make_state_explicit(module, model)
+        captured = capture_pt2e(module, (*(v.clone() for v in state.values), *example_kwargs.values()))
+    captured.kind = type(model).__name__
+    return captured, state
 
 
 def refuse_exported_torchao(model: Any) -> None:

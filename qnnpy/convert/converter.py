@@ -255,7 +255,12 @@ def capture(model: torch.nn.Module, example_inputs: tuple[torch.Tensor, ...]) ->
     float ops without a converter decomposed into aten ops and its constants folded. An eager model torch.fx
     cannot trace (data-dependent Python, ``**kwargs``: Hugging Face models) is traced with
     ``torch.jit.trace(strict=False)`` on the example inputs instead, with a warning saying why."""
-    captured = _front_end(model, example_inputs)
+    return decomposed(_front_end(model, example_inputs))
+
+
+def decomposed(captured: CapturedGraph) -> CapturedGraph:
+    """The captured graph with its float ops without a converter decomposed into aten ops and its constants
+    folded."""
     gm = captured.module
     return decompose_float_ops(captured, lambda n: converts_in_float(_table_key(gm, n)))
 
