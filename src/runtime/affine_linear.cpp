@@ -8,9 +8,10 @@
 namespace qnnpy {
 namespace {
 
-constexpr float kFloat32Eps = 1.1920928955078125e-07f;        // torch.finfo(torch.float32).eps
-constexpr float kFloat32SmallestNormal = 1.17549435e-38f;     // torch.finfo(torch.float32).smallest_normal
+constexpr float kFloat32Eps = 1.1920928955078125e-07f;     // torch.finfo(torch.float32).eps
+constexpr float kFloat32SmallestNormal = 1.17549435e-38f;  // torch.finfo(torch.float32).smallest_normal
 constexpr int64_t kLanes = 16;
+constexpr int64_t kColumnsPerChunk = 4 * kGemmNR;  // a worker's share of the output columns, whole packed blocks
 
 // sum_k x[k] * w[k] in kLanes interleaved partial sums, added pairwise at the end: one fixed order.
 float dot(const float* x, const float* w, int64_t k) {
@@ -36,9 +37,27 @@ void row_min_max(const float* x, int64_t k, float* lo, float* hi) {
   *hi = mx;
 }
 
-// clamp(rne(v), lo, hi) of a float that holds at most a few hundred.
-int32_t round_clamp(float v, int32_t lo, int32_t hi) {
-  return std::clamp(static_cast<int32_t>(std::nearbyint(v)), lo, hi);
+// clamp(rne(v) + zero_point, -128, 127) of a float that holds at most a few hundred.
+int32_t quantize_int8(float v, int32_t zero_point) {
+  return std::clamp(static_cast<int32_t>(std::nearbyint(v)) + zero_point, -128, 127);
+}
+
+// The u8 x s8 GEMM of `rows` rows that is exact for any byte: the kernel set's where it is (VNNI, AMX; its
+// GEMM for few rows where it has one), else the scalar one.
+using Gemm = void (*)(const uint8_t*, int64_t, int64_t, const int8_t*, int64_t, int32_t*, int64_t);
+Gemm exact_gemm(const KernelSet& k, int64_t rows) {
+  if (!k.u8s8_exact) return scalar_kernels().gemm_u8s8;
+  return rows < kFewRows && k.gemm_u8s8_few_rows ? k.gemm_u8s8_few_rows : k.gemm_u8s8;
+}
+
+// Calls fn(c0, c1) for chunks of the n output columns, each a run of whole packed column blocks, on the workers.
+template <class Fn>
+void column_chunks(int64_t n, int64_t work, int threads, Fn fn) {
+  const int64_t chunks = (n + kColumnsPerChunk - 1) / kColumnsPerChunk;
+  parallel_chunks(chunks, workers_for(work, 1 << 18, threads), [&](int64_t chunk, int) {
+    const int64_t c0 = chunk * kColumnsPerChunk;
+    fn(c0, std::min(n, c0 + kColumnsPerChunk));
+  });
 }
 
 }  // namespace
@@ -59,18 +78,24 @@ AffineLinear::AffineLinear(const Graph& g, const Node& n, Profile) {
     const float* b = g.node_param(n, "bias").data<float>();
     bias_.assign(b, b + n_);
   }
-  if (activation_ == 1) {
-    const int64_t kq = (k_ + 3) / 4 * 4;
-    std::vector<int8_t> b(static_cast<size_t>(kq * n_), 0);  // k x n, the layout pack_b_u8s8 reads
-    offset_correction_.assign(static_cast<size_t>(n_), 0);
+  if (activation_ == 0) return;
+  // Activation 1 packs whole rows (one group of k_), activation 2 each group of group_ columns on its own.
+  const int64_t span = activation_ == 1 ? k_ : group_, groups = k_ / span;
+  kq_ = (span + 3) / 4 * 4;
+  const int64_t packed_size = packed_b_u8s8_size(kq_, n_);
+  packed_.resize(static_cast<size_t>(groups * packed_size));
+  weight_sums_.assign(static_cast<size_t>(groups * n_), 0);
+  std::vector<int8_t> b(static_cast<size_t>(kq_ * n_));  // one group, k x n: the layout pack_b_u8s8 reads
+  for (int64_t gi = 0; gi < groups; ++gi) {
+    std::fill(b.begin(), b.end(), int8_t{0});
     for (int64_t c = 0; c < n_; ++c) {
-      for (int64_t i = 0; i < k_; ++i) {
-        b[i * n_ + c] = weight_[c * k_ + i];
-        offset_correction_[c] += 128 * weight_[c * k_ + i];
+      for (int64_t i = 0; i < span; ++i) {
+        const int8_t v = weight_[c * k_ + gi * span + i];
+        b[i * n_ + c] = v;
+        weight_sums_[gi * n_ + c] += v;
       }
     }
-    packed_.resize(static_cast<size_t>(packed_b_u8s8_size(kq, n_)));
-    pack_b_u8s8(b.data(), kq, n_, packed_.data());
+    pack_b_u8s8(b.data(), kq_, n_, packed_.data() + gi * packed_size);
   }
 }
 
@@ -80,30 +105,13 @@ const char* AffineLinear::run(const OpArgs& a) const {
   std::vector<float>& y = a.out_buf().f;
   y.resize(static_cast<size_t>(rows * n_));
   if (activation_ == 1) return run_dynamic_int8(a, x.data(), rows, y.data());
-  if (activation_ == 2) {
-    std::vector<float> xd(x.size());
-    for (int64_t r = 0; r < rows; ++r) {
-      const float* xr = x.data() + r * k_;
-      float lo, hi;
-      row_min_max(xr, k_, &lo, &hi);
-      const float s = std::max((hi - lo) / 255.0f, kFloat32SmallestNormal);
-      const int32_t z = std::clamp(-128 - static_cast<int32_t>(std::nearbyint(lo / s)), -128, 127);
-      const float inv = 1.0f / s;
-      for (int64_t i = 0; i < k_; ++i) {
-        const int32_t q = std::clamp(static_cast<int32_t>(std::nearbyint(xr[i] * inv)) + z, -128, 127);
-        xd[r * k_ + i] = static_cast<float>(q - z) * s;
-      }
-    }
-    run_float(a, xd.data(), rows, y.data());
-  } else {
-    run_float(a, x.data(), rows, y.data());
-  }
+  if (activation_ == 2) return run_grouped_int8(a, x.data(), rows, y.data());
+  run_float(a, x.data(), rows, y.data());
   return "float_dot";
 }
 
 const char* AffineLinear::run_dynamic_int8(const OpArgs& a, const float* x, int64_t rows, float* y) const {
-  const int64_t kq = (k_ + 3) / 4 * 4;
-  std::vector<uint8_t> q(static_cast<size_t>(rows * kq), 0);  // q + 128; the padding multiplies zero weights
+  std::vector<uint8_t> q(static_cast<size_t>(rows * kq_), 0);  // q + 128; the padding multiplies zero weights
   std::vector<float> row_scale(static_cast<size_t>(rows));
   for (int64_t r = 0; r < rows; ++r) {
     const float* xr = x + r * k_;
@@ -112,38 +120,70 @@ const char* AffineLinear::run_dynamic_int8(const OpArgs& a, const float* x, int6
     const float s = std::max(std::max(-lo, hi) / 127.5f, kFloat32Eps);
     const float inv = 1.0f / s;
     row_scale[r] = s;
-    for (int64_t i = 0; i < k_; ++i) q[r * kq + i] = static_cast<uint8_t>(round_clamp(xr[i] * inv, -128, 127) + 128);
+    for (int64_t i = 0; i < k_; ++i) q[r * kq_ + i] = static_cast<uint8_t>(quantize_int8(xr[i] * inv, 0) + 128);
   }
-  std::vector<int32_t> acc(static_cast<size_t>(rows * n_));
-  const char* kernel = "gemm_u8s8";
-  if (a.k.u8s8_exact) {
-    // Row blocks on the workers; each block's GEMM reads the whole packed weight.
-    const int64_t block = 16;
-    parallel_chunks((rows + block - 1) / block, workers_for(rows * n_ * k_, 1 << 20, a.threads), [&](int64_t b, int) {
-      const int64_t r0 = b * block, m = std::min(block, rows - r0);
-      a.k.gemm_u8s8(q.data() + r0 * kq, m, kq, packed_.data(), n_, acc.data() + r0 * n_, n_);
-    });
+  const Gemm gemm = exact_gemm(a.k, rows);
+  column_chunks(n_, rows * n_ * k_, a.threads, [&](int64_t c0, int64_t c1) {
+    std::vector<int32_t> acc(static_cast<size_t>(rows * (c1 - c0)));
+    gemm(q.data(), rows, kq_, packed_.data() + c0 * kq_, c1 - c0, acc.data(), c1 - c0);
     for (int64_t r = 0; r < rows; ++r) {
-      for (int64_t c = 0; c < n_; ++c) acc[r * n_ + c] -= offset_correction_[c];
-    }
-  } else {
-    // Sets whose u8 x s8 GEMM saturates int16 pair sums (AVX2, scalar): plain int32 dot products.
-    kernel = "int32_dot";
-    for (int64_t r = 0; r < rows; ++r) {
-      for (int64_t c = 0; c < n_; ++c) {
-        int32_t sum = 0;
-        for (int64_t i = 0; i < k_; ++i) sum += (static_cast<int32_t>(q[r * kq + i]) - 128) * weight_[c * k_ + i];
-        acc[r * n_ + c] = sum;
+      for (int64_t c = c0; c < c1; ++c) {
+        const int32_t sum = acc[r * (c1 - c0) + c - c0] - 128 * weight_sums_[c];
+        const float v = (static_cast<float>(sum) * row_scale[r]) * weight_scale_[c];
+        y[r * n_ + c] = v + bias_[c];
       }
     }
-  }
+  });
+  return a.k.u8s8_exact ? "gemm_u8s8" : "gemm_u8s8_scalar";
+}
+
+const char* AffineLinear::run_grouped_int8(const OpArgs& a, const float* x, int64_t rows, float* y) const {
+  const int64_t groups = k_ / group_;
+  // The quantized rows laid out group by group ([g][r][kq_], q + 128, padding 0), each group's sum of q, and
+  // each row's scale and zero point.
+  std::vector<uint8_t> q(static_cast<size_t>(groups * rows * kq_), 0);
+  std::vector<int32_t> q_sums(static_cast<size_t>(rows * groups), 0);
+  std::vector<float> row_scale(static_cast<size_t>(rows));
+  std::vector<int32_t> row_zero_point(static_cast<size_t>(rows));
   for (int64_t r = 0; r < rows; ++r) {
-    for (int64_t c = 0; c < n_; ++c) {
-      const float v = (static_cast<float>(acc[r * n_ + c]) * row_scale[r]) * weight_scale_[c];
-      y[r * n_ + c] = v + bias_[c];
+    const float* xr = x + r * k_;
+    float lo, hi;
+    row_min_max(xr, k_, &lo, &hi);
+    const float s = std::max((hi - lo) / 255.0f, kFloat32SmallestNormal);
+    const int32_t z = std::clamp(-128 - static_cast<int32_t>(std::nearbyint(lo / s)), -128, 127);
+    const float inv = 1.0f / s;
+    row_scale[r] = s;
+    row_zero_point[r] = z;
+    for (int64_t i = 0; i < k_; ++i) {
+      const int64_t gi = i / group_;
+      const int32_t v = quantize_int8(xr[i] * inv, z);
+      q[(gi * rows + r) * kq_ + i % group_] = static_cast<uint8_t>(v + 128);
+      q_sums[r * groups + gi] += v;
     }
   }
-  return kernel;
+  const Gemm gemm = exact_gemm(a.k, rows);
+  const int64_t packed_size = packed_b_u8s8_size(kq_, n_);
+  column_chunks(n_, rows * n_ * k_, a.threads, [&](int64_t c0, int64_t c1) {
+    const int64_t width = c1 - c0;
+    std::vector<int32_t> acc(static_cast<size_t>(rows * width));
+    std::vector<float> sum(static_cast<size_t>(rows * width), 0.0f);
+    for (int64_t gi = 0; gi < groups; ++gi) {
+      gemm(q.data() + gi * rows * kq_, rows, kq_, packed_.data() + gi * packed_size + c0 * kq_, width, acc.data(), width);
+      for (int64_t r = 0; r < rows; ++r) {
+        const int32_t zx = row_zero_point[r], qs = q_sums[r * groups + gi];
+        for (int64_t c = c0; c < c1; ++c) {
+          // sum (q - zx)(w - zw) = sum (q + 128) w - 128 W - zw Q - zx W + group zx zw, W and Q the group's sums.
+          const int32_t ws = weight_sums_[gi * n_ + c], zw = weight_zero_point_[c * groups + gi];
+          const int32_t s = acc[r * width + c - c0] - 128 * ws - zw * qs - zx * ws + static_cast<int32_t>(group_) * zx * zw;
+          sum[r * width + c - c0] += weight_scale_[c * groups + gi] * static_cast<float>(s);
+        }
+      }
+    }
+    for (int64_t r = 0; r < rows; ++r) {
+      for (int64_t c = c0; c < c1; ++c) y[r * n_ + c] = sum[r * width + c - c0] * row_scale[r] + bias_[c];
+    }
+  });
+  return a.k.u8s8_exact ? "gemm_u8s8_groups" : "gemm_u8s8_groups_scalar";
 }
 
 void AffineLinear::run_float(const OpArgs& a, const float* x, int64_t rows, float* y) const {

@@ -19,15 +19,20 @@ namespace qnnpy {
 //   q[k] = clamp(rne(fl(x[k] * fl(1 / s_x))), -128, 127)
 //   acc[c] = sum_k q[k] * w[c][k]   exact int32 (torch._int_mm)
 //   y[c] = fl(fl(fl(float(acc[c]) * s_x) * s[c][0]) + b[c])
-// activation 2, int8 asymmetric per token (8da4w), then as weight-only:
+// activation 2, int8 asymmetric per token (8da4w):
 //   lo = min(min_k x, 0), hi = max(max_k x, 0);  s_x = max(fl(fl(hi - lo) / 255), 2^-126)
 //   z_x = clamp(-128 - rne(fl(lo / s_x)), -128, 127);  q[k] = clamp(rne(fl(x[k] * fl(1 / s_x))) + z_x, -128, 127)
-//   x[k] <- fl(float(q[k] - z_x) * s_x)
-// weight-only (and activation 2 after the line above):
+//   S[c][g] = sum_{k in g} (q[k] - z_x) * (w[c][k] - z[c][g])   exact int32, per group of the row
+//   y[c] = fl(fl(sum_g fl(s[c][g] * float(S[c][g]))) * s_x) + b[c]   (the groups summed in order)
+//   torchao dequantizes both sides and sums their float products (BLAS): equal to float rounding.
+// weight-only:
 //   scale_after_dot 0:  y[c] = sum_k x[k] * fl(float(w[c][k] - z[c][g]) * s[c][g]) + b[c]   (F.linear of the dequantized weight)
 //   scale_after_dot 1:  y[c] = fl(fl((sum_k x[k] * float(w[c][k])) * s[c][0]) + b[c])      (Int8Tensor per row, zero points 0)
 // The float sums are PyTorch's BLAS's in its order, ours in 16 interleaved partial sums: they agree to
-// float rounding, not bit for bit. The weight stays int8 (packed for the u8 x s8 GEMM in the exact path);
+// float rounding, not bit for bit. The integer sums run on the kernel set's u8 x s8 GEMM where it is exact for
+// any byte (VNNI, AMX), else on the scalar one (the same integers on every set): the input offset by 128 to make
+// it unsigned, as torchao's x86 path does, and 128 * the weight sums taken off. The weight stays int8 (packed for
+// the GEMM in the integer paths, whole rows for W8A8, one packed matrix per group of columns for 8da4w);
 // weight-only rows are dequantized a row at a time.
 class AffineLinear final : public PreparedOp {
  public:
@@ -36,6 +41,7 @@ class AffineLinear final : public PreparedOp {
 
  private:
   const char* run_dynamic_int8(const OpArgs& a, const float* x, int64_t rows, float* y) const;
+  const char* run_grouped_int8(const OpArgs& a, const float* x, int64_t rows, float* y) const;
   void run_float(const OpArgs& a, const float* x, int64_t rows, float* y) const;
 
   int64_t n_ = 0, k_ = 0, group_ = 0;
@@ -46,10 +52,11 @@ class AffineLinear final : public PreparedOp {
   const int8_t* weight_zero_point_ = nullptr;
   std::vector<float> bias_;              // zeros without a bias
   bool has_bias_ = false;
-  // The exact path: the weight packed for gemm_u8s8 and 128 * its row sums (the input is offset by 128 to
-  // make it unsigned, as torchao's x86 path does).
+  // The integer paths: the weight packed for gemm_u8s8 (activation 1: whole rows, k padded to kq_; activation 2:
+  // one packed matrix per group, each group padded to kq_) and the sums of each row's (group's) values.
+  int64_t kq_ = 0;
   std::vector<int8_t> packed_;
-  std::vector<int32_t> offset_correction_;
+  std::vector<int32_t> weight_sums_;  // activation 1: [c]; activation 2: [g * n + c]
 };
 
 }  // namespace qnnpy

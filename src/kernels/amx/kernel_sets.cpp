@@ -35,6 +35,7 @@ const KernelSet& amx_kernels() {
     s.gemm_u8s8 = gemm_u8s8_amx;
     s.gemm_u8s8_runs = gemm_u8s8_runs_amx;
     s.gemm_u8s8_runs_requantized = gemm_u8s8_runs_requantized_amx;
+    s.gemm_u8s8_few_rows = gemm_u8s8_avx512vnni;
     return s;
   }();
   return k;
