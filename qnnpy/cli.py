@@ -234,6 +234,8 @@ def run_build(args: argparse.Namespace) -> int:
     from qnnpy.profiles import default_profile
 
     check_output(args.output, directory=False)
+    if not args.model.exists():
+        raise CliError(EXIT_INPUT_FILE, f"{args.model}: no such file or directory")
     if args.model.is_dir():
         module = load_saved_module(args.model)
     else:

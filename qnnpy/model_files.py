@@ -7,6 +7,7 @@ the records they hold; a file that is not a zip archive can still be a legacy
 """
 from __future__ import annotations
 
+import importlib
 import os
 import pickle
 import re
@@ -148,6 +149,9 @@ def load_model_file(path: str | os.PathLike, trust_pickle: bool = False) -> Load
         raise InputFileError(f"cannot read {path}: {e}") from e
     try:
         if kind == EXPORTED_PROGRAM:
+            # A PT2E archive calls quantized_decomposed ops, which torch.export.load resolves by name: registered
+            # by importing their module (PyTorch's copy of torchao's), or a fresh process fails to read the file.
+            importlib.import_module("torch.ao.quantization.fx._decomposed")
             # An exported module has no train/eval switch of its own (PT2E graphs carry the mode in their ops).
             return LoadedModel(torch.export.load(str(path)).module(), kind, path)
         if kind == TORCHSCRIPT:

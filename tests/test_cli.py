@@ -145,6 +145,19 @@ def test_file_kinds_are_read_from_the_contents(files, tmp_path):
     assert detect_kind(tmp_path / "exported.pt") == EXPORTED_PROGRAM
 
 
+def test_a_pt2e_archive_converts_in_a_fresh_process(tmp_path):
+    """A .pt2 file of a PT2E model (torch.export.save) calls quantized_decomposed ops: a new process registers them
+    before torch.export.load resolves them."""
+    from pt2e_models import pt2e
+
+    program = torch.export.export(pt2e("float_ops", "x86"), (torch.randn(1, 3, 32, 32),), strict=True)
+    torch.export.save(program, tmp_path / "model.pt2")
+    result = run_qnnpy("convert", tmp_path / "model.pt2", "-o", tmp_path / "out", "--input-shape", "1,3,32,32")
+    assert result.returncode == 0, result.stderr
+    assert (tmp_path / "out" / "graph.qnnpy").exists()
+    assert run_qnnpy("inspect", tmp_path / "out").returncode == 0
+
+
 def test_float_exported_program_is_refused_as_a_float_model(tmp_path, capsys):
     program = torch.export.export(nn.Sequential(nn.Conv2d(3, 4, 3)).eval(), (torch.randn(SHAPE),))
     torch.export.save(program, tmp_path / "model.pt2")
@@ -238,6 +251,11 @@ def test_unusable_model_files_exit_4(files, tmp_path, name, capsys):
     code = cli.main(["convert", "--trust-pickle", str(path), "-o", str(tmp_path / "out"), "--input-shape", SHAPE_ARG])
     assert code == cli.EXIT_INPUT_FILE
     assert capsys.readouterr().err.count("qnnpy: error:") == 1
+
+
+def test_build_of_a_missing_path_says_so(tmp_path, capsys):
+    assert cli.main(["build", str(tmp_path / "nothere"), "-o", str(tmp_path / "x.so")]) == cli.EXIT_INPUT_FILE
+    assert "nothere: no such file or directory" in capsys.readouterr().err
 
 
 def test_inspect_of_a_folder_without_a_module_exits_4(tmp_path, capsys):

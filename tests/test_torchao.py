@@ -211,3 +211,26 @@ def test_quantized_embedding_equals_torchao_bit_for_bit(granularity):
         np.testing.assert_array_equal(lookup.run(ids.numpy()).dequantized, model[0](ids).numpy())
     with pytest.raises(ValueError, match="index 100 .* outside the table's 100 rows"):
         lookup.run(np.full((3, 7), 100, np.int64))
+
+
+def test_hugging_face_torchao_config_round_trip_converts(tmp_path):
+    """transformers' TorchAoConfig (quantize_ at from_pretrained), then save_pretrained + from_pretrained of the
+    quantized model: the reloaded model converts and computes as the one quantized in memory."""
+    transformers = pytest.importorskip("transformers")
+    from torchao.quantization import Int8DynamicActivationInt8WeightConfig
+
+    _tiny_lm("llama").save_pretrained(tmp_path / "float")
+    config = transformers.TorchAoConfig(quant_type=Int8DynamicActivationInt8WeightConfig())
+    quantized = transformers.LlamaForCausalLM.from_pretrained(tmp_path / "float", quantization_config=config).eval()
+    quantized.save_pretrained(tmp_path / "quantized", safe_serialization=False)
+    reloaded = transformers.LlamaForCausalLM.from_pretrained(tmp_path / "quantized").eval()
+    assert type(reloaded.model.layers[0].mlp.up_proj.weight).__name__ == "Int8Tensor"
+    ids = torch.randint(0, 256, (1, 8), generator=torch.Generator().manual_seed(0))
+    outputs = []
+    for model in (quantized, reloaded):
+        module = _convert(model, ids)
+        outputs.append(module.run(ids.numpy()).dequantized)
+        with torch.no_grad():
+            logits = model(ids).logits.numpy()
+        assert np.abs(outputs[-1] - logits).max() <= 0.02 * np.abs(logits).max()
+    np.testing.assert_array_equal(outputs[0], outputs[1])
