@@ -11,7 +11,7 @@ namespace {
 constexpr float kFloat32Eps = 1.1920928955078125e-07f;     // torch.finfo(torch.float32).eps
 constexpr float kFloat32SmallestNormal = 1.17549435e-38f;  // torch.finfo(torch.float32).smallest_normal
 constexpr int64_t kLanes = 16;
-constexpr int64_t kColumnsPerChunk = 4 * kGemmNR;  // a worker's share of the output columns, whole packed blocks
+constexpr int64_t kColumnsPerChunk = 16 * kGemmNR;  // a worker's share of the output columns, whole packed blocks
 
 // sum_k x[k] * w[k] in kLanes interleaved partial sums, added pairwise at the end: one fixed order.
 float dot(const float* x, const float* w, int64_t k) {
@@ -97,6 +97,16 @@ AffineLinear::AffineLinear(const Graph& g, const Node& n, Profile) {
     }
     pack_b_u8s8(b.data(), kq_, n_, packed_.data() + gi * packed_size);
   }
+  if (activation_ == 2) {
+    group_scale_.resize(static_cast<size_t>(groups * n_));
+    group_zero_point_.resize(static_cast<size_t>(groups * n_));
+    for (int64_t gi = 0; gi < groups; ++gi) {
+      for (int64_t c = 0; c < n_; ++c) {
+        group_scale_[gi * n_ + c] = weight_scale_[c * groups + gi];
+        group_zero_point_[gi * n_ + c] = weight_zero_point_[c * groups + gi];
+      }
+    }
+  }
 }
 
 const char* AffineLinear::run(const OpArgs& a) const {
@@ -169,14 +179,16 @@ const char* AffineLinear::run_grouped_int8(const OpArgs& a, const float* x, int6
     std::vector<float> sum(static_cast<size_t>(rows * width), 0.0f);
     for (int64_t gi = 0; gi < groups; ++gi) {
       gemm(q.data() + gi * rows * kq_, rows, kq_, packed_.data() + gi * packed_size + c0 * kq_, width, acc.data(), width);
+      const int32_t* ws = weight_sums_.data() + gi * n_ + c0;
+      const int32_t* zw = group_zero_point_.data() + gi * n_ + c0;
+      const float* sw = group_scale_.data() + gi * n_ + c0;
       for (int64_t r = 0; r < rows; ++r) {
         const int32_t zx = row_zero_point[r], qs = q_sums[r * groups + gi];
-        for (int64_t c = c0; c < c1; ++c) {
-          // sum (q - zx)(w - zw) = sum (q + 128) w - 128 W - zw Q - zx W + group zx zw, W and Q the group's sums.
-          const int32_t ws = weight_sums_[gi * n_ + c], zw = weight_zero_point_[c * groups + gi];
-          const int32_t s = acc[r * width + c - c0] - 128 * ws - zw * qs - zx * ws + static_cast<int32_t>(group_) * zx * zw;
-          sum[r * width + c - c0] += weight_scale_[c * groups + gi] * static_cast<float>(s);
-        }
+        const int32_t* ar = acc.data() + r * width;
+        float* sr = sum.data() + r * width;
+        // sum (q - zx)(w - zw) = sum (q + 128) w - (128 + zx) W - zw (Q - group zx), W and Q the group's sums.
+        const int32_t offset = 128 + zx, centered = qs - static_cast<int32_t>(group_) * zx;
+        for (int64_t j = 0; j < width; ++j) sr[j] += sw[j] * static_cast<float>(ar[j] - offset * ws[j] - zw[j] * centered);
       }
     }
     for (int64_t r = 0; r < rows; ++r) {

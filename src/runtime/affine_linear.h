@@ -57,6 +57,9 @@ class AffineLinear final : public PreparedOp {
   int64_t kq_ = 0;
   std::vector<int8_t> packed_;
   std::vector<int32_t> weight_sums_;  // activation 1: [c]; activation 2: [g * n + c]
+  // Activation 2: the group scales and zero points laid out [g * n + c], as the epilogue reads them.
+  std::vector<float> group_scale_;
+  std::vector<int32_t> group_zero_point_;
 };
 
 }  // namespace qnnpy
