@@ -48,6 +48,14 @@ def test_every_float_converter_has_a_sample():
     assert sorted(map(str, converted - set(SAMPLES))) == []
 
 
+def test_ops_of_undefined_values_fold_to_zeros():
+    """empty / empty_strided leave PyTorch's memory uninitialized (its bytes may spell NaN, which a module's float
+    constant may not hold): their folded constants are zeros."""
+    module = qnnpy.from_torch(*sample_graph([s for s in all_samples() if s.values_undefined]))
+    folded = {name: value for name, value in module.params.items() if "empty" in name}
+    assert len(folded) == 2 and not any(value.any() for value in folded.values())
+
+
 @pytest.mark.parametrize("sample", all_samples(), ids=lambda s: s.name)
 def test_sample_converts_and_agrees_with_pytorch(sample):
     gm, examples = sample_graph([sample])

@@ -47,3 +47,13 @@ def functional(target: Any) -> Any:
             if out_of_place is not None:
                 return out_of_place
     return target
+
+
+# Ops whose output values PyTorch leaves undefined (uninitialized memory, whose bytes may spell NaN).
+_UNDEFINED_VALUES = {"empty", "empty_strided", "new_empty", "new_empty_strided", "empty_like"}
+
+
+def folded_value(node: torch.fx.Node, value: torch.Tensor) -> torch.Tensor:
+    """The value a node computed from constants alone folds to: its recorded value, or zeros for ``empty`` and its
+    kin, whose values are undefined (a module's float constant may not hold the NaN their memory may spell)."""
+    return torch.zeros_like(value) if target_name(node) in _UNDEFINED_VALUES else value

@@ -19,7 +19,7 @@ import torch.fx
 from torch._decomp import core_aten_decompositions
 from torch.fx.experimental.proxy_tensor import make_fx
 
-from qnnpy.capture.aten_targets import functional, is_random, target_name
+from qnnpy.capture.aten_targets import folded_value, functional, is_random, target_name
 from qnnpy.capture.fx_capture import CapturedGraph, node_source
 
 _CALLS = ("call_function", "call_method", "call_module")
@@ -55,7 +55,8 @@ def _computes_in_float(node: torch.fx.Node, values: dict[str, Any]) -> bool:
 
 def fold_constants(gm: torch.fx.GraphModule, values: dict[str, Any]) -> None:
     """Replace every unquantized tensor computed from constants alone (``get_attr`` nodes, and the shapes of
-    other values) by a ``get_attr`` of its recorded value. Random ops are never folded."""
+    other values) by a ``get_attr`` of its recorded value (zeros for ``empty`` and its kin, whose values are
+    undefined). Random ops are never folded."""
     constant: set[torch.fx.Node] = set()
     for node in list(gm.graph.nodes):
         if node.op == "get_attr":
@@ -75,6 +76,7 @@ def fold_constants(gm: torch.fx.GraphModule, values: dict[str, Any]) -> None:
             continue
         if value.is_quantized or node.op == "call_module":
             continue
+        value = folded_value(node, value)
         name = _unique_attribute(gm, f"_folded_{node.name}")
         gm.register_buffer(name, value, persistent=False)
         with gm.graph.inserting_before(node):

@@ -32,7 +32,7 @@ from torch.export._unlift import _StatefulGraphModule
 
 import torch.utils._pytree as pytree
 
-from qnnpy.capture.aten_targets import functional, is_random
+from qnnpy.capture.aten_targets import folded_value, functional, is_random
 from qnnpy.capture.fx_capture import CapturedGraph
 from qnnpy.errors import ConversionError
 
@@ -255,8 +255,9 @@ def capture_pt2e(model: torch.fx.GraphModule, example_inputs: tuple[torch.Tensor
         elif n.op == "get_attr" or n in constant:
             # A constant (scales, biases, folded weights, a constant dequantized from uint8 such as Swin-v2's
             # relative coordinates table): a get_attr of its recorded value.
-            attributes[attribute(n)] = values[n]
-            env[n] = record(graph.get_attr(attribute(n)), n, values[n])
+            value = folded_value(n, values[n]) if isinstance(values[n], torch.Tensor) else values[n]
+            attributes[attribute(n)] = value
+            env[n] = record(graph.get_attr(attribute(n)), n, value)
         elif n in islands:
             activation, q = islands[n]
             value = _quantized_activation(q, values)
