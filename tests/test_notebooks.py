@@ -12,7 +12,8 @@ from nbclient import NotebookClient
 
 NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
 TIMEOUT_SECONDS = 150  # each notebook takes 15-30 s on two shared cores
-NAMES = ["01_quickstart.ipynb", "02_accuracy_real_data.ipynb", "03_byoc_patterns.ipynb", "04_pt2e_transformer.ipynb"]
+NAMES = ["01_quickstart.ipynb", "02_accuracy_real_data.ipynb", "03_byoc_patterns.ipynb", "04_pt2e_transformer.ipynb",
+         "05_torchao_llm.ipynb"]
 
 
 def test_every_notebook_is_tested():

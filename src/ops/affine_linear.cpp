@@ -6,8 +6,9 @@
 //   activation: 0  weight-only (Int8Tensor without act_quant_kwargs, IntxUnpackedToInt8Tensor)
 //               1  int8 symmetric per-token dynamic quantization (Int8Tensor of
 //                  Int8DynamicActivationInt8WeightConfig): integer GEMM, torchao's float epilogue
-//               2  int8 asymmetric per-token quantize-dequantize, then a float linear
-//                  (IntxUnpackedToInt8Tensor of Int8DynamicActivationIntxWeightConfig, "8da4w")
+//               2  int8 asymmetric per-token quantization (IntxUnpackedToInt8Tensor of
+//                  Int8DynamicActivationIntxWeightConfig, "8da4w"; torchao dequantizes it again before a float
+//                  linear): integer dot products per group, scaled and summed in float
 //   scale_after_dot: 1 when torchao multiplies the float dot products of the raw weight values by the row
 //               scale (Int8Tensor weight-only per row), 0 when it dequantizes the weight first
 //   weight_bits: the bits of the weight's values (4 for int4); they lie in [-2^(b-1), 2^(b-1) - 1]
