@@ -1,8 +1,10 @@
 """Decode and prefill of a Llama-shaped LM quantized with torchao's quantize_: qnnpy's runtime (qnnpy.llm, one
 decode step with the KV cache as explicit state) against PyTorch running the same quantized model through
-transformers' static-cache module, eager and (with --compile) torch.compile.
+transformers' static-cache module, eager, (with --compile) torch.compile and (with --executorch) lowered to
+ExecuTorch's XNNPACK delegate.
 
-    .venv/bin/python -P benchmarks/bench_llm_decode.py [--layers 4] [--runs 15] [--threads 1 2] [--compile] [--save]
+    .venv/bin/python -P benchmarks/bench_llm_decode.py [--layers 4] [--runs 15] [--threads 1 2] [--compile]
+        [--executorch] [--save]
 
 Random weights (hidden 2048, intermediate 5632, 32 heads, 4 KV heads, vocab 32000: Llama-3.2-1B's widths), batch
 1, a static cache of 160 positions. Decode: one token at position 16, median of interleaved rounds. Prefill: 128
@@ -79,7 +81,33 @@ def payload_bytes(model: torch.nn.Module, bits: int) -> int:
     return total
 
 
-def bench(config: str, base: torch.nn.Module, threads: list[int], runs: int, compile_: bool, notes: list[str]) -> list[str]:
+def executorch_step(step: torch.nn.Module, notes: list[str], config: str) -> Callable[[], object] | None:
+    """PyTorch's step lowered to ExecuTorch's XNNPACK delegate (to_edge_transform_and_lower, XnnpackPartitioner):
+    a call of one token at POSITION; None, with a note saying why, where it does not lower."""
+    try:
+        from executorch.backends.xnnpack.partition.xnnpack_partitioner import XnnpackPartitioner
+        from executorch.exir import to_edge_transform_and_lower
+        from executorch.runtime import Runtime
+    except ImportError:
+        notes.append(f"{config}: ExecuTorch: not installed")
+        return None
+    inputs = {"input_ids": torch.tensor([[7]]), "cache_position": torch.tensor([POSITION])}
+    try:
+        start = time.perf_counter()
+        program = torch.export.export(step, (), inputs, strict=True)
+        buffer = to_edge_transform_and_lower(program, partitioner=[XnnpackPartitioner()]).to_executorch().buffer
+        loaded = Runtime.get().load_program(buffer)
+        method = loaded.load_method("forward")
+        notes.append(f"{config}: ExecuTorch (XNNPACK delegate) lowered in {time.perf_counter() - start:.0f} s")
+    except Exception as e:  # noqa: BLE001  (the table goes on without it, and says why)
+        notes.append(f"{config}: ExecuTorch: did not lower ({type(e).__name__}: {str(e).splitlines()[0][:120]})")
+        return None
+    args = [inputs["input_ids"], inputs["cache_position"]]
+    return lambda: (loaded, method.execute(args))  # the program stays referenced while its method runs
+
+
+def bench(config: str, base: torch.nn.Module, threads: list[int], runs: int, compile_: bool, executorch: bool,
+          notes: list[str]) -> list[str]:
     model = quantized(base, config)
     start = time.perf_counter()
     with warnings.catch_warnings():
@@ -102,6 +130,7 @@ def bench(config: str, base: torch.nn.Module, threads: list[int], runs: int, com
         with torch.no_grad():
             compiled(input_ids=torch.tensor([[7]]), cache_position=torch.tensor([POSITION]))
         notes.append(f"{config}: torch.compile of the step compiled in {time.perf_counter() - start:.0f} s")
+    lowered = executorch_step(llm.static_cache_module(model, CACHE), notes, config) if executorch else None
     rows = []
     for t in threads:
         torch.set_num_threads(t)
@@ -128,10 +157,12 @@ def bench(config: str, base: torch.nn.Module, threads: list[int], runs: int, com
         if compiled is not None:
             decode["torchao + torch.compile"] = lambda c=compiled: pytorch_step(c)
             prefill["torchao + torch.compile"] = lambda c=compiled: pytorch_prefill(c)
+        if lowered is not None:
+            decode["ExecuTorch XNNPACK"] = lowered
         d = medians(decode, runs)
         p = medians(prefill, max(3, runs // 5))
         for name in decode:
-            rows.append(f"| {config} | {t} | {name} | {d[name]:.2f} | {p[name]:.0f} |")
+            rows.append(f"| {config} | {t} | {name} | {d[name]:.2f} | {f'{p[name]:.0f}' if name in p else '-'} |")
         print(f"[bench] {config}, {t} thread(s): decode {d}, prefill {p}", flush=True)
     return rows
 
@@ -142,6 +173,9 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=15)
     parser.add_argument("--threads", type=int, nargs="+", default=[1, 2])
     parser.add_argument("--compile", action="store_true", help="also time torch.compile of PyTorch's step")
+    parser.add_argument("--executorch", action="store_true",
+                        help="also time the step lowered to ExecuTorch's XNNPACK delegate (decode only; its thread "
+                             "count is XNNPACK's own)")
     parser.add_argument("--save", action="store_true", help="write this CPU's section of benchmarks/RESULTS.md")
     args = parser.parse_args()
     cpu = cpu_model()
@@ -150,7 +184,7 @@ def main() -> None:
     notes: list[str] = []
     rows = []
     for config in ("w8a8", "8da4w"):
-        rows += bench(config, base, args.threads, args.runs, args.compile, notes)
+        rows += bench(config, base, args.threads, args.runs, args.compile, args.executorch, notes)
     lines = [f"## LLM decode: {cpu}", "",
              f"Generated by `bench_llm_decode.py` on {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC: "
              f"torch {torch.__version__}; a Llama of {args.layers} layers (hidden 2048, intermediate 5632, vocab 32000, "
