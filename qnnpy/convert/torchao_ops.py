@@ -146,12 +146,17 @@ def affine_weight(where: str, module: nn.Module) -> AffineWeight:
     return reader(where, w)
 
 
+def _where(path: str, module: nn.Module) -> str:
+    """A quantized layer in messages: its module path and its weight's tensor subclass."""
+    return f"{path or '(model)'} ({type(module.weight).__name__})"
+
+
 def check_torchao_layers(layers: list[tuple[str, nn.Module]]) -> None:
     """Read every torchao-quantized layer's weight before the model is captured: one error naming each layer
     qnnpy does not convert (the model may not even run where its config has no CPU meaning)."""
     problems = []
     for path, module in layers:
-        where = f"{path or '(model)'} ({type(module.weight).__name__})"
+        where = _where(path, module)
         if type(module) not in (nn.Linear, nn.Embedding):
             problems.append(f"{where}: a quantized {type(module).__name__}; qnnpy converts torchao's nn.Linear and "
                             "nn.Embedding layers")
@@ -168,7 +173,7 @@ def convert_torchao_linear(ctx: ConversionContext, node: torch.fx.Node) -> int:
     """A torchao-quantized ``nn.Linear``: float input, int8 weight with its group scales and zero points, float
     bias, float output (``affine_linear``)."""
     path, module = node.meta[LAYER_META]
-    where = f"{path} ({type(module.weight).__name__})"
+    where = _where(path, module)
     weight = affine_weight(where, module)
     x = ctx.example(node.args[0])
     if not isinstance(x, torch.Tensor) or x.dtype != torch.float32:
@@ -198,7 +203,7 @@ def convert_torchao_embedding(ctx: ConversionContext, node: torch.fx.Node) -> in
     """A torchao-quantized ``nn.Embedding``: integer indices in, the rows dequantized as torchao does out
     (``affine_embedding``)."""
     path, module = node.meta[LAYER_META]
-    where = f"{path} ({type(module.weight).__name__})"
+    where = _where(path, module)
     table = _embedding_weight(where, module)
     return _core.add_affine_layer(
         ctx.graph, "affine_embedding", ctx.value(node.args[0], node), path or node.name, node.name, table.values,

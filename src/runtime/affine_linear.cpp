@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "runtime/dynamic_qparams.h"
 #include "runtime/parallel.h"
 
 namespace qnnpy {
@@ -27,14 +28,11 @@ float dot(const float* x, const float* w, int64_t k) {
   return part[0];
 }
 
+// min(min_k x, 0) and max(max_k x, 0) of a row (torchao's min_val_neg and max_val_pos).
 void row_min_max(const float* x, int64_t k, float* lo, float* hi) {
-  float mn = 0.0f, mx = 0.0f;  // min(min_k x, 0) and max(max_k x, 0)
-  for (int64_t i = 0; i < k; ++i) {
-    mn = std::min(mn, x[i]);
-    mx = std::max(mx, x[i]);
-  }
-  *lo = mn;
-  *hi = mx;
+  find_min_max(x, k, lo, hi);
+  *lo = std::min(*lo, 0.0f);
+  *hi = std::max(*hi, 0.0f);
 }
 
 // clamp(rne(v) + zero_point, -128, 127) of a float that holds at most a few hundred.
@@ -62,6 +60,11 @@ void column_chunks(int64_t n, int64_t work, int threads, Fn fn) {
 
 }  // namespace
 
+void dequantize_affine_row(const int8_t* q, int64_t cols, int64_t group, const float* scale, const int8_t* zero_point,
+                           float* out) {
+  for (int64_t i = 0; i < cols; ++i) out[i] = static_cast<float>(q[i] - zero_point[i / group]) * scale[i / group];
+}
+
 AffineLinear::AffineLinear(const Graph& g, const Node& n, Profile) {
   const Param& w = g.node_param(n, "weight");
   n_ = w.shape[0];
@@ -72,9 +75,8 @@ AffineLinear::AffineLinear(const Graph& g, const Node& n, Profile) {
   weight_ = w.data<int8_t>();
   weight_scale_ = g.node_param(n, "weight_scale").data<float>();
   weight_zero_point_ = g.node_param(n, "weight_zero_point").data<int8_t>();
-  has_bias_ = n.has_param("bias");
   bias_.assign(static_cast<size_t>(n_), 0.0f);
-  if (has_bias_) {
+  if (n.has_param("bias")) {
     const float* b = g.node_param(n, "bias").data<float>();
     bias_.assign(b, b + n_);
   }
@@ -203,12 +205,10 @@ void AffineLinear::run_float(const OpArgs& a, const float* x, int64_t rows, floa
   parallel_chunks(n_, workers_for(rows * n_ * k_, 1 << 20, a.threads), [&](int64_t c, int) {
     std::vector<float> w(static_cast<size_t>(k_));  // row c: its raw values, or dequantized
     const int8_t* wr = weight_ + c * k_;
-    for (int64_t gi = 0; gi < groups; ++gi) {
-      const float s = weight_scale_[c * groups + gi];
-      const int32_t z = weight_zero_point_[c * groups + gi];
-      for (int64_t i = gi * group_; i < (gi + 1) * group_; ++i) {
-        w[i] = scale_after_dot_ ? static_cast<float>(wr[i]) : static_cast<float>(wr[i] - z) * s;
-      }
+    if (scale_after_dot_) {
+      std::copy(wr, wr + k_, w.begin());
+    } else {
+      dequantize_affine_row(wr, k_, group_, weight_scale_ + c * groups, weight_zero_point_ + c * groups, w.data());
     }
     for (int64_t r = 0; r < rows; ++r) {
       float v = dot(x + r * k_, w.data(), k_);

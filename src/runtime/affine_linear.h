@@ -34,6 +34,12 @@ namespace qnnpy {
 // it unsigned, as torchao's x86 path does, and 128 * the weight sums taken off. The weight stays int8 (packed for
 // the GEMM in the integer paths, whole rows for W8A8, one packed matrix per group of columns for 8da4w);
 // weight-only rows are dequantized a row at a time.
+// torchao's dequantize_affine of one row of `cols` int8 values, groups of `group` columns: out[i] =
+// fl(float(q[i] - zero_point[g]) * scale[g]) with g = i / group (scale and zero_point point at the row's groups).
+// Also the lookup of affine_embedding (runtime/ops/embedding_ops.cpp).
+void dequantize_affine_row(const int8_t* q, int64_t cols, int64_t group, const float* scale, const int8_t* zero_point,
+                           float* out);
+
 class AffineLinear final : public PreparedOp {
  public:
   AffineLinear(const Graph& g, const Node& n, Profile profile);
@@ -51,7 +57,6 @@ class AffineLinear final : public PreparedOp {
   const float* weight_scale_ = nullptr;  // (n, k / group)
   const int8_t* weight_zero_point_ = nullptr;
   std::vector<float> bias_;              // zeros without a bias
-  bool has_bias_ = false;
   // The integer paths: the weight packed for gemm_u8s8 (activation 1: whole rows, k padded to kq_; activation 2:
   // one packed matrix per group, each group padded to kq_) and the sums of each row's (group's) values.
   int64_t kq_ = 0;

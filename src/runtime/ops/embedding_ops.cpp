@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "runtime/affine_linear.h"
 #include "runtime/ops/runners.h"
 
 namespace qnnpy {
@@ -104,7 +105,7 @@ void run_float_embedding(const OpArgs& a) {
   }
 }
 
-// torchao's dequantize_affine of each looked-up row: fl(float(q - zero_point) * scale), per group of columns.
+// torchao's dequantize_affine of each looked-up row (runtime/affine_linear.h).
 void run_affine_embedding(const OpArgs& a) {
   const Param& w = a.graph.node_param(a.node, "weight");
   const int64_t rows = w.shape[0], dim = w.shape[1], group = a.node.int_attr("group_size"), groups = dim / group;
@@ -115,11 +116,8 @@ void run_affine_embedding(const OpArgs& a) {
   out.resize(idx.size() * dim);
   for (size_t i = 0; i < idx.size(); ++i) {
     const int64_t r = checked_row(a, idx[i], i, rows);
-    const int8_t* q = w.data<int8_t>() + r * dim;
-    for (int64_t j = 0; j < dim; ++j) {
-      const int64_t gi = r * groups + j / group;
-      out[i * dim + j] = static_cast<float>(q[j] - zero_point[gi]) * scale[gi];
-    }
+    dequantize_affine_row(w.data<int8_t>() + r * dim, dim, group, scale + r * groups, zero_point + r * groups,
+                          out.data() + i * dim);
   }
 }
 
