@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterator, Sequence
 
 import qnnpy
-from qnnpy.cli_inputs import expected_input_text, generated_inputs, parse_shape, positive_int, read_inputs
+from qnnpy.cli_inputs import generated_inputs, parse_shape, positive_int, read_inputs
 from qnnpy.errors import ConversionError, InputFileError, UnsupportedOpsError
 from qnnpy.native_logs import without_native_noise
 from qnnpy.profiles import PROFILE_FOR_ENGINE, PROFILES
@@ -122,21 +122,15 @@ def load_model(path: Path, trust_pickle: bool) -> "torch.nn.Module":
 def convert_model(model: "torch.nn.Module", shapes: Sequence[tuple[int, ...]], dynamic_batch: bool = False) -> "QDQModule":
     """``from_torch`` on generated inputs of ``shapes``. Shapes the model does not run on are a usage error
     that names the shape the model expects; a failure of the conversion itself is a conversion error."""
-    import torch
-
     from qnnpy.convert.converter import from_torch
+    from qnnpy.convert.input_shapes import check_model_runs
 
     inputs = [generated_inputs(shape, 1, SEED + i)[0] for i, shape in enumerate(shapes)]
     given = " and ".join(",".join(map(str, s)) for s in shapes)
     try:
-        with torch.no_grad():
-            model(*inputs)
-    except Exception as e:
-        expected = expected_input_text(model)
-        hint = f"; it expects {expected}" if expected else ""
-        last_line = ([line for line in str(e).splitlines() if line.strip()] or [type(e).__name__])[-1].strip()
-        raise CliError(EXIT_USAGE, f"--input-shape {given}: the model does not run on inputs of this shape{hint} "
-                                   f"({last_line})") from e
+        check_model_runs(model, inputs, f"--input-shape {given}")
+    except ValueError as e:
+        raise CliError(EXIT_USAGE, str(e)) from e
     progress(f"converting with example inputs of shape {given}")
     try:
         return from_torch(model, tuple(inputs), dynamic_batch=dynamic_batch)
@@ -244,6 +238,9 @@ def run_build(args: argparse.Namespace) -> int:
         module = convert_model(load_model(args.model, args.trust_pickle), args.input_shape)
     from qnnpy import tvm_bridge
 
+    if module.dynamic_batch and args.form != "qdq":
+        raise CliError(EXIT_USAGE, f"{args.model} has a dynamic batch and --form {args.form} needs static shapes: "
+                                   "give --form qdq (any batch size), or convert without --dynamic-batch")
     profile = args.profile or default_profile()
     progress(f"compiling {len(module.nodes())} ops in the {args.form} form, profile {profile}, target {args.target}")
     try:

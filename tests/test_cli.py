@@ -13,6 +13,7 @@ from torch import nn
 
 import qnnpy
 from qnnpy import cli
+from qnnpy.convert.input_shapes import expected_input_text
 from qnnpy.model_files import EXPORTED_PROGRAM, PICKLED_MODULE, TORCHSCRIPT, detect_kind
 from small_models import Head, quantized
 
@@ -120,6 +121,17 @@ def test_convert_with_a_dynamic_batch(files, tmp_path):
     x = torch.randn(3, *SHAPE[1:])
     np.testing.assert_array_equal(module.run(x.numpy(), profile="fbgemm").dequantized,
                                   qnnpy.model_files.load_model_file(files["model.pt"], trust_pickle=True).model(x).numpy())
+
+
+@pytest.mark.parametrize("form", ["kernels", "integer"])
+def test_building_a_dynamic_batch_folder_in_a_static_form_names_the_flag(files, tmp_path, capsys, form):
+    assert cli.main(["convert", "--trust-pickle", str(files["model.pt"]), "-o", str(tmp_path), "--input-shape",
+                     SHAPE_ARG, "--dynamic-batch"]) == 0
+    capsys.readouterr()
+    assert cli.main(["build", str(tmp_path), "-o", str(tmp_path / "lib.so"), "--form", form]) == cli.EXIT_USAGE
+    assert capsys.readouterr().err.strip().splitlines()[-1] == (
+        f"qnnpy: error: {tmp_path} has a dynamic batch and --form {form} needs static shapes: give --form qdq "
+        "(any batch size), or convert without --dynamic-batch")
 
 
 def test_pickled_quantized_convs_are_usable_after_loading(files):
@@ -240,7 +252,7 @@ def test_an_input_shape_the_model_does_not_run_on_is_a_usage_error_naming_the_ex
 def test_a_pt2e_models_expected_shape_is_its_exported_one(tmp_path, capsys):
     program = torch.export.export(nn.Sequential(nn.Conv2d(3, 4, 3)).eval(), (torch.randn(SHAPE),))
     model = program.module()
-    assert cli.expected_input_text(model) == SHAPE_ARG
+    assert expected_input_text(model) == SHAPE_ARG
 
 
 @pytest.mark.parametrize("name", ["state_dict.pt", "garbage.pt", "missing.pt"])

@@ -41,6 +41,22 @@ def test_a_prepared_but_unconverted_model_is_refused_saying_so(qat):
             qnnpy.from_torch(candidate, (x,))
 
 
+@pytest.mark.parametrize("engine", ["fbgemm", "x86"])
+def test_an_example_input_the_model_does_not_run_on_names_the_expected_shape(engine):
+    """PyTorch's own error (under x86 on a CPU with AVX-512 VNNI, oneDNN's "could not create a primitive
+    descriptor") is replaced by the input the first layer takes."""
+    torch.backends.quantized.engine = engine
+    model = Wrapped(nn.Conv2d(3, 4, 3)).eval()
+    model.qconfig = torch.ao.quantization.get_default_qconfig(engine)
+    torch.ao.quantization.prepare(model, inplace=True)
+    model(torch.randn(1, 3, 8, 8))
+    torch.ao.quantization.convert(model, inplace=True)
+    with pytest.raises(ConversionError, match=r"^example inputs of shape \(1, 5, 8, 8\): the model does not run on "
+                                              r"inputs of this shape; it expects \(N, 3, H, W\), the input of its "
+                                              r"first layer body \(Conv2d\) \("):
+        qnnpy.from_torch(model, (torch.randn(1, 5, 8, 8),))
+
+
 def test_training_mode_is_refused():
     model, x = quantized(nn.Conv2d(3, 4, 3), (3, 8, 8))
     with pytest.raises(ConversionError, match="training mode"):

@@ -16,6 +16,7 @@ from qnnpy.capture.torchao_capture import capture_torchao, refuse_exported_torch
 from qnnpy.capture.torchscript_capture import capture_torchscript
 from qnnpy.convert.context import ConversionContext, op_name
 from qnnpy.convert.dynamic_ops import is_dynamic_quantized_op, refuse_unsupported_dynamic
+from qnnpy.convert.input_shapes import check_model_runs
 from qnnpy.convert.embedding_ops import WEIGHT_ONLY_QUANTIZED
 from qnnpy.convert.ops import CONVERTERS, converts_in_float, has_integer_form
 from qnnpy.convert.torchao_ops import TORCHAO_CONVERTERS, check_torchao_layers
@@ -226,13 +227,29 @@ def from_torch(model: torch.nn.Module | torch.export.ExportedProgram,
     if isinstance(example_inputs, torch.Tensor):
         example_inputs = (example_inputs,)
     refuse_unsupported_dynamic(model)
-    module = convert_captured(capture(model, tuple(example_inputs)))
+    module = convert_captured(_captured(model, tuple(example_inputs)))
     if dynamic_batch:
         try:
             module.graph.set_dynamic_batch(True)
         except ValueError as e:
             raise ConversionError(f"{type(model).__name__} cannot take a dynamic batch: {e}") from e
     return module
+
+
+def _captured(model: torch.nn.Module, example_inputs: tuple[torch.Tensor, ...]) -> Any:
+    """``capture(model, example_inputs)``; when capture fails because the model does not run on these
+    inputs, a ``ConversionError`` naming the input the model expects instead of PyTorch's own message."""
+    try:
+        return capture(model, example_inputs)
+    except ConversionError:
+        raise
+    except Exception:
+        shapes = " and ".join(str(tuple(x.shape)) for x in example_inputs if isinstance(x, torch.Tensor))
+        try:
+            check_model_runs(model, example_inputs, f"example inputs of shape {shapes}")
+        except ValueError as e:
+            raise ConversionError(str(e)) from e.__cause__
+        raise
 
 
 def _refuse_unconverted(model: torch.nn.Module) -> None:
