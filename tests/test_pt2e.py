@@ -10,6 +10,7 @@ outputs of the next layer), which the whole-model tests bound more loosely and r
 from __future__ import annotations
 
 import operator
+import warnings
 
 import numpy as np
 import pytest
@@ -364,3 +365,15 @@ def test_a_constant_quantized_to_uint8_is_a_float_constant():
         want = gm(x).numpy()
     got = module.run(x.numpy(), profile="fbgemm").outputs[0].dequantized
     assert np.abs(got - want).max() <= 1e-5 * np.abs(want).max()
+
+
+def test_converting_and_comparing_print_no_warning_of_qnnpys_own_making():
+    """PyTorch warns that its quantized tensor creation functions will be removed; qnnpy's PT2E front end makes
+    such tensors as its internal form, and that warning is not the user's to see."""
+    model = pt2e("resnet18", "x86")
+    x = inputs(1)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        module = qnnpy.from_torch(model, x)
+        qnnpy.compare(model, module, x)
+    assert [str(w.message)[:80] for w in caught] == []

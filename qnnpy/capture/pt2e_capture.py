@@ -35,6 +35,7 @@ import torch.utils._pytree as pytree
 from qnnpy.capture.aten_targets import folded_value, functional, is_random
 from qnnpy.capture.fx_capture import CapturedGraph
 from qnnpy.errors import ConversionError
+from qnnpy.quantized_types import quantized_tensor
 
 _qd = torch.ops.quantized_decomposed
 QUANTIZE = {_qd.quantize_per_tensor.default, _qd.quantize_per_tensor.tensor}
@@ -114,7 +115,7 @@ def _quantized_activation(node: torch.fx.Node, values: dict) -> torch.Tensor:
     if dtype not in _DTYPES or (int(qmin), int(qmax)) != _DTYPES[dtype][1:]:
         raise ConversionError(f"{_where(node)}: activations quantized to {dtype} in [{qmin}, {qmax}] are not supported "
                               "(only the full range of uint8 or int8)")
-    return torch._make_per_tensor_quantized_tensor(values[node], _scalar(scale), int(_scalar(zero_point)))
+    return quantized_tensor(values[node], _scalar(scale), int(_scalar(zero_point)))
 
 
 def _is_int8(value: Any) -> bool:
@@ -126,9 +127,9 @@ def _quantized_weight(node: torch.fx.Node, values: dict) -> torch.Tensor:
     data = values[node.args[0]]
     if node.target == _qd.dequantize_per_channel.default:
         scales, zero_points, axis = (values.get(a, a) for a in node.args[1:4])
-        return torch._make_per_channel_quantized_tensor(data, scales.double(), zero_points.long(), int(axis))
+        return quantized_tensor(data, scales, zero_points, int(axis))
     scale, zero_point = (values.get(a, a) for a in node.args[1:3])
-    return torch._make_per_tensor_quantized_tensor(data, _scalar(scale), int(_scalar(zero_point)))
+    return quantized_tensor(data, _scalar(scale), int(_scalar(zero_point)))
 
 
 def _constants(gm: torch.fx.GraphModule) -> set[torch.fx.Node]:

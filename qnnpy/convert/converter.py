@@ -298,7 +298,9 @@ def _front_end(model: torch.nn.Module, example_inputs: tuple[torch.Tensor, ...])
                       "inputs instead (its control flow is fixed to what those inputs take)", stacklevel=3)
         wrapped = _TensorOutputs(model)
         try:
-            with torch.no_grad():
+            with torch.no_grad(), warnings.catch_warnings():
+                # PyTorch's "torch.jit.trace is deprecated": the warning above already says which capture ran.
+                warnings.filterwarnings("ignore", message=r".*torch\.jit\.trace.* is deprecated", category=FutureWarning)
                 traced = torch.jit.trace(wrapped, example_inputs, strict=False, check_trace=False)
         except Exception as e:
             raise ConversionError(f"{fx_error}; torch.jit.trace failed too: {type(e).__name__}: {e}") from e
