@@ -159,14 +159,14 @@ def run_inspect(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _report_lines(report: "ComparisonReport", engine: str, required: str | None) -> list[str]:
+def _report_lines(report: "ComparisonReport", required: str | None) -> list[str]:
     lines = [report.table(), ""]
     for profile in report.layers:
         exact = sum(r.identical == r.total for r in report.layers[profile])
         first = report.first_divergence(profile)
         where = "" if first is None else f"; first divergence at '{first.source}' ({first.op})"
         role = " (required)" if profile == required else ""
-        lines.append(f"runtime profile {profile}{role} vs PyTorch {engine}: {exact}/{len(report.layers[profile])} "
+        lines.append(f"runtime profile {profile}{role} vs PyTorch {report.engine}: {exact}/{len(report.layers[profile])} "
                      f"layers bit-identical{where}")
     return lines
 
@@ -183,7 +183,7 @@ def _use_tvm(flag: bool | None) -> bool:
 
 def run_compare(args: argparse.Namespace) -> int:
     """qnnpy compare MODEL_FILE OUT_DIR [...]"""
-    from qnnpy.comparison import compare, compare_tvm, linked_module
+    from qnnpy.comparison import PT2E_REFERENCE, compare, compare_tvm, linked_module, reference_name
     from qnnpy.profiles import current_engine
     from qnnpy.testing import engine_copy
 
@@ -207,17 +207,18 @@ def run_compare(args: argparse.Namespace) -> int:
         module = linked_module(model, saved, inputs[0])
     except ValueError as e:
         raise CliError(EXIT_MISMATCH, f"{args.module_dir}: {e}") from e
-    progress(f"running PyTorch ({engine} engine) and the integer runtime on {len(inputs)} input(s) of shape {shape}")
+    ran = "PT2E reference ops" if reference_name(model) == PT2E_REFERENCE else f"{engine} engine"
+    progress(f"running PyTorch ({ran}) and the integer runtime on {len(inputs)} input(s) of shape {shape}")
     with engine_copy(model, engine) as engine_model:
         report = compare(engine_model, module, inputs, profiles=profiles)
-        lines = _report_lines(report, engine, None if required == "none" else required)
+        lines = _report_lines(report, None if required == "none" else required)
         if use_tvm:
             progress("compiling with TVM (llvm) and running")
             lines.append(compare_tvm(engine_model, module, inputs).summary())
     print("\n".join(lines))
     if required != "none" and not report.all_identical(required):
         first = report.first_divergence(required)
-        print(f"qnnpy: mismatch: runtime profile {required} differs from PyTorch {engine}; first diverging layer "
+        print(f"qnnpy: mismatch: runtime profile {required} differs from PyTorch {report.engine}; first diverging layer "
               f"'{first.source}'", file=sys.stderr)
         return EXIT_MISMATCH
     return EXIT_OK

@@ -2,7 +2,7 @@
 (:func:`compare`), and of the final output when TVM runs the module (:func:`compare_tvm`)."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
 import math
@@ -11,9 +11,27 @@ import numpy as np
 import torch
 
 from qnnpy import _core
+from qnnpy.capture.pt2e_capture import is_pt2e_graph
 from qnnpy.convert.converter import capture, from_torch
 from qnnpy.module import QDQModule
 from qnnpy.profiles import PROFILES, current_engine, default_profile
+
+
+PT2E_REFERENCE = "PT2E reference"
+
+
+def reference_name(model: torch.nn.Module) -> str:
+    """What PyTorch runs ``model`` with, for a report: ``PT2E reference`` for a PT2E graph (float ops between
+    quantize and dequantize, whatever the quantized engine), else the quantized engine in use."""
+    return PT2E_REFERENCE if is_pt2e_graph(model) else current_engine()
+
+
+def reference_text(reference: str) -> str:
+    """``reference`` (a :func:`reference_name`) in a sentence: "PyTorch's x86 engine", "PyTorch's PT2E
+    reference (float ops between quantize and dequantize)"."""
+    if reference == PT2E_REFERENCE:
+        return "PyTorch's PT2E reference (float ops between quantize and dequantize)"
+    return f"PyTorch's {reference} engine" if reference else "PyTorch"
 
 
 @dataclass
@@ -40,13 +58,18 @@ class ComparisonReport:
 
     ``reference_inputs``: each layer computed from PyTorch's values of its inputs (its own
     arithmetic alone) rather than from the runtime's previous outputs (compounded agreement).
-    ``engine``: the PyTorch quantized engine the model ran under.
+    ``engine``: what PyTorch ran: its quantized engine, or ``"PT2E reference"`` for a PT2E graph.
+    ``float_outputs``: per profile, the model outputs that float ops compute (a PT2E model's float head),
+    compared end to end; shown in the table with their largest difference relative to the output's range,
+    and not counted by ``all_identical``, ``first_divergence`` or ``final`` (float32 summed in another order
+    than PyTorch's is rarely bit-identical).
     """
 
     layers: dict[str, list[LayerAgreement]]
     inputs: int
     reference_inputs: bool = False
     engine: str = ""
+    float_outputs: dict[str, list[LayerAgreement]] = field(default_factory=dict)
 
     def final(self, profile: str) -> LayerAgreement:
         """The last compared tensor (the model's quantized output; with reference_inputs, possibly a float op's)."""
@@ -64,18 +87,21 @@ class ComparisonReport:
         """A text table, one row per layer and one column per profile: the percentage of values
         bit-identical to PyTorch's (two decimals, never rounded up to 100.00%), then in brackets the
         largest difference in quantization steps where there is one (for float ops compared with
-        ``reference_inputs``: the largest difference relative to the tensor's largest value)."""
+        ``reference_inputs`` and float outputs: the largest difference relative to the tensor's largest
+        value)."""
         profiles = list(self.layers)
-        rows = self.layers[profiles[0]]
+        columns = {p: self.layers[p] + self.float_outputs.get(p, []) for p in profiles}
+        rows = columns[profiles[0]]
         approximate = _approximate_float_ops()
         names = [_shortened(r.source, max_name) for r in rows]
-        cells = [[_cell(self.layers[p][i], rows[i].op in approximate) for p in profiles] for i in range(len(rows))]
+        cells = [[_cell(columns[p][i], rows[i].op in approximate) for p in profiles] for i in range(len(rows))]
         name_width = max([len("layer"), *map(len, names)]) + 2
         op_width = max([len("op"), *(len(r.op) for r in rows)]) + 2
         widths = [max([len(p), *(len(c[j]) for c in cells)]) + 2 for j, p in enumerate(profiles)]
-        engine = f"PyTorch's {self.engine} engine" if self.engine else "PyTorch"
         fed = "; each layer fed PyTorch's inputs" if self.reference_inputs else ""
-        lines = [f"{self.inputs} input(s){fed}; % of values bit-identical to {engine} [max difference in steps]",
+        relative = "; float ops: relative to the tensor's range" if any(r.op in approximate for r in rows) else ""
+        lines = [f"{self.inputs} input(s){fed}; % of values bit-identical to {reference_text(self.engine)} "
+                 f"[max difference in steps{relative}]",
                  f"{'layer':<{name_width}}{'op':<{op_width}}" + "".join(f"{p:>{w}}" for p, w in zip(profiles, widths))]
         for name, row, row_cells in zip(names, rows, cells):
             lines.append(f"{name:<{name_width}}{row.op:<{op_width}}"
@@ -209,14 +235,17 @@ def compare(
     # Tensors computed by a PyTorch node, not those qnnpy adds (e.g. a slice ahead of a dequantize).
     compared_ops = _compared_ops(reference_inputs)
     nodes = [n for n in module.nodes() if n["op"] in compared_ops and n["output"] in module.torch_nodes]
-    stats = {p: {n["output"]: [0, 0, 0, 0.0] for n in nodes} for p in profiles}
+    outputs = {module.graph.value(v)["name"] for v in module.graph.outputs}
+    float_outputs = [n for n in module.nodes() if n["op"] in _approximate_float_ops() and n not in nodes
+                     and n["output"] in outputs and n["output"] in module.torch_nodes]
+    stats = {p: {n["output"]: [0, 0, 0, 0.0] for n in nodes + float_outputs} for p in profiles}
     for x in inputs:
         args = _arguments(x)
         captured = capture(model, args)
         feed = _reference_feed(module, captured.values) if reference_inputs else None
         for profile in profiles:
             result = module.run(*(a.numpy() for a in args), profile=profile, isa=isa, capture=True, feed=feed)
-            for n in nodes:
+            for n in nodes + float_outputs:
                 ours, theirs = result.intermediates[n["output"]], captured.values[module.torch_nodes[n["output"]]]
                 diff = _difference(ours, theirs)
                 s = stats[profile][n["output"]]
@@ -225,10 +254,11 @@ def compare(
                 s[2] = max(s[2], int(diff.max()))
                 if not theirs.is_quantized:
                     s[3] = max(s[3], _relative_difference(ours, theirs.detach().numpy()))
-    layers = {
-        p: [LayerAgreement(n["output"], n["source"], n["op"], *stats[p][n["output"]]) for n in nodes] for p in profiles
-    }
-    return ComparisonReport(layers, len(inputs), reference_inputs, current_engine())
+    def agreements(profile: str, compared: list[dict]) -> list[LayerAgreement]:
+        return [LayerAgreement(n["output"], n["source"], n["op"], *stats[profile][n["output"]]) for n in compared]
+
+    return ComparisonReport({p: agreements(p, nodes) for p in profiles}, len(inputs), reference_inputs,
+                            reference_name(model), {p: agreements(p, float_outputs) for p in profiles})
 
 
 def _relative_difference(ours: np.ndarray, theirs: np.ndarray) -> float:
@@ -247,20 +277,26 @@ def _relative_difference(ours: np.ndarray, theirs: np.ndarray) -> float:
 class TVMAgreement:
     """How TVM's final output compares with PyTorch's, over all inputs, in steps of the module's output scale."""
 
-    engine: str      # PyTorch quantized engine the model ran under
+    engine: str      # what PyTorch ran: its quantized engine, or "PT2E reference" (comparison.reference_name)
     samples: int     # rows of 2-D (classification) outputs; 0 for outputs of another rank
     same_top1: int   # of those rows, how many have the same arg max
-    identical: int   # output values less than half a step apart
+    identical: int   # output values less than half a step apart (a float output: equal values)
     total: int
-    max_lsb: int     # largest |difference| in quantization steps (float layers: in float32 ulps)
+    max_lsb: int     # largest |difference| in quantization steps (a float output: in float32 ulps)
     form: str = ""   # the runner's form ("kernels", "integer", "qdq") and profile, when it says
+    # A float output (a PT2E float head): the largest |difference| over the largest |PyTorch value|.
+    max_relative: float | None = None
 
     def summary(self) -> str:
         """One line: top-1 agreement (2-D outputs), identical values and the largest difference."""
         top1 = f"top-1 agrees on {self.same_top1}/{self.samples} sample(s); " if self.samples else ""
         form = f" ({self.form})" if self.form else ""
-        return (f"TVM{form} vs PyTorch {self.engine}: {top1}final output {self.identical}/{self.total} "
-                f"values identical ({self.identical / self.total:.4%}), max {self.max_lsb} LSB")
+        reference = "PyTorch " + (self.engine or "")
+        if self.max_relative is None:
+            return (f"TVM{form} vs {reference.strip()}: {top1}final output {self.identical}/{self.total} "
+                    f"values identical ({self.identical / self.total:.4%}), max {self.max_lsb} LSB")
+        return (f"TVM{form} vs {reference.strip()}: {top1}final float output {self.identical}/{self.total} values "
+                f"identical ({self.identical / self.total:.4%}), max difference {self.max_relative:.1e} of its range")
 
 
 def compare_tvm(
@@ -277,7 +313,8 @@ def compare_tvm(
     ``qnnpy.tvm_bridge.build(module, ...)``; when not given, it is built for llvm in the default
     form with the profile that equals the current engine (bit-exact with PyTorch where the
     runtime is). The float ``"qdq"`` form computes in float32, so values next to a rounding tie
-    may land a step apart.
+    may land a step apart. A float output (a PT2E model's float head) is compared value by value: how many
+    are equal and the largest difference relative to the largest PyTorch value (``max_relative``).
     """
     if not inputs:
         raise ValueError("compare_tvm needs at least one input")
@@ -287,15 +324,17 @@ def compare_tvm(
 
         runner = tvm_bridge.build(module, profile=default_profile())
     scale, _ = module.output_qparams()[0]
-    if scale is None:
-        raise ValueError("the module's output is computed by float ops (a PT2E float head) and has no quantization "
-                         "step to count differences in: compare TVM's float output with the model's directly")
     samples = same_top1 = identical = total = worst = 0
+    relative = 0.0
     for x in inputs:
         got = np.asarray(runner(x.numpy()), dtype=np.float64)
         with torch.no_grad():
             ref = model(x).numpy().astype(np.float64)
-        steps = np.rint(np.abs(got - ref) / scale)
+        if scale is None:
+            steps = _difference(got.astype(np.float32), torch.from_numpy(ref.astype(np.float32)))
+            relative = max(relative, _relative_difference(got, ref))
+        else:
+            steps = np.rint(np.abs(got - ref) / scale)
         identical += int((steps == 0).sum())
         total += steps.size
         worst = max(worst, int(steps.max()))
@@ -305,4 +344,5 @@ def compare_tvm(
     form = getattr(runner, "form", "")
     if form and hasattr(runner, "profile"):
         form += f" form, profile {runner.profile}"
-    return TVMAgreement(current_engine(), samples, same_top1, identical, total, worst, form)
+    return TVMAgreement(reference_name(model), samples, same_top1, identical, total, worst, form,
+                        relative if scale is None else None)

@@ -168,6 +168,14 @@ def test_a_pt2e_archive_converts_in_a_fresh_process(tmp_path):
     assert result.returncode == 0, result.stderr
     assert (tmp_path / "out" / "graph.qnnpy").exists()
     assert run_qnnpy("inspect", tmp_path / "out").returncode == 0
+    compared = run_qnnpy("compare", tmp_path / "model.pt2", tmp_path / "out", "--num-inputs", "2")
+    assert compared.returncode == 0, compared.stderr
+    lines = compared.stdout.splitlines()
+    assert lines[0].startswith("2 input(s); % of values bit-identical to PyTorch's PT2E reference (float ops "
+                               "between quantize and dequantize)")
+    assert lines[lines.index("") - 1].split()[1] == "float_linear"  # the table's last row: the float head
+    assert "runtime profile fbgemm (required) vs PyTorch PT2E reference: " in compared.stdout
+    assert "vs PyTorch PT2E reference: top-1 agrees on 2/2 sample(s); final float output " in lines[-1]
 
 
 def test_float_exported_program_is_refused_as_a_float_model(tmp_path, capsys):

@@ -78,3 +78,30 @@ def test_needs_an_input(head):
     model, module, _ = head
     with pytest.raises(ValueError, match="at least one input"):
         qnnpy.compare_tvm(model, module, [], runner=lambda x: x)
+
+
+def test_a_float_output_is_compared_value_by_value_relative_to_its_range():
+    """A PT2E model whose head the quantizer left in float: no quantization step, so equal values are counted and
+    the largest difference is relative to the output's largest magnitude; the reference is PT2E's float ops."""
+    from pt2e_models import inputs, pt2e
+
+    model = pt2e("float_ops", "x86")
+    xs = inputs(2)
+    module = qnnpy.from_torch(model, (xs[0],))
+    assert module.output_qparams()[0][0] is None  # the float head
+
+    def moved(x: np.ndarray) -> np.ndarray:
+        """PyTorch's output with its first value moved by 1/1000 of the output's range."""
+        out = _pytorch(model, x)
+        out.flat[0] += 1e-3 * np.abs(out).max()
+        return out
+
+    agreement = qnnpy.compare_tvm(model, module, xs, runner=moved)
+    total = sum(_pytorch(model, x.numpy()).size for x in xs)
+    assert agreement.engine == "PT2E reference"
+    assert (agreement.identical, agreement.total) == (total - 2, total)
+    assert agreement.max_relative == pytest.approx(1e-3, rel=1e-4)
+    assert agreement.summary().endswith(f"final float output {total - 2}/{total} values identical "
+                                        f"({(total - 2) / total:.4%}), max difference 1.0e-03 of its range")
+    built = qnnpy.compare_tvm(model, module, xs)  # the default form: within float rounding of PyTorch's float head
+    assert built.max_relative < 1e-5
