@@ -57,7 +57,7 @@ def libfuzzer_dir() -> Path:
     """build/fuzz/fuzz with the libFuzzer executables, (re)built once per session."""
     if shutil.which("clang++") is None:
         pytest.skip("clang++ is not installed, so the libFuzzer targets cannot be built "
-                    "(scripts/setup.sh installs clang and libclang-rt-14-dev when run as root)")
+                    "(scripts/setup.sh --test installs clang and libclang-rt-14-dev when run as root)")
     build = ROOT / "build" / "fuzz"
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
     result = subprocess.run(["bash", str(ROOT / "scripts" / "build_fuzzers.sh"), str(build)], env=env,
