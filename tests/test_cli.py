@@ -9,7 +9,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+import tvm
 from torch import nn
+from tvm import relax
 
 import qnnpy
 from qnnpy import cli
@@ -22,12 +24,17 @@ SHAPE_ARG = ",".join(map(str, SHAPE))
 TESTS_DIR = Path(__file__).parent
 
 
+# The installed command (pip's console script next to this Python), else the module.
+QNNPY_COMMAND = ([str(Path(sys.executable).with_name("qnnpy"))] if Path(sys.executable).with_name("qnnpy").exists()
+                 else [sys.executable, "-m", "qnnpy"])
+
+
 def run_qnnpy(*args: str | Path) -> subprocess.CompletedProcess:
-    """``python -m qnnpy ARGS`` in a subprocess that imports this qnnpy and can unpickle the test models."""
+    """``qnnpy ARGS`` in a subprocess that imports this qnnpy and can unpickle the test models."""
     package_root = Path(qnnpy.__file__).resolve().parent.parent  # the source tree, or site-packages when installed
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(package_root), str(TESTS_DIR)]))
-    return subprocess.run([sys.executable, "-m", "qnnpy", *map(str, args)], cwd=package_root, env=env,
-                          capture_output=True, text=True, timeout=120)
+    return subprocess.run([*QNNPY_COMMAND, *map(str, args)], cwd=package_root, env=env,
+                          capture_output=True, text=True, timeout=180)
 
 
 @pytest.fixture(scope="module")
@@ -95,6 +102,19 @@ def test_convert_then_inspect_then_compare_in_a_subprocess(files, tmp_path):
     assert compared.stdout.startswith("2 input(s); % of values bit-identical to PyTorch's x86 engine")
     assert "runtime profile fbgemm (required) vs PyTorch x86: 7/7 layers bit-identical" in compared.stdout
     assert "Warning" not in compared.stderr  # PyTorch's deprecation notices are held back without --debug
+
+
+@pytest.mark.parametrize("source", ["scripted.pt", "out"])
+def test_build_in_a_subprocess_from_torchscript_and_from_a_folder(files, tmp_path, source):
+    """The library runs without PyTorch in the module's form: TVM's VM gives qnnpy's runtime's output."""
+    extra = ["--input-shape", SHAPE_ARG] if source.endswith(".pt") else []
+    built = run_qnnpy("build", files[source], "-o", tmp_path / "lib.so", "--profile", "fbgemm", *extra)
+    assert built.returncode == 0, built.stderr
+    assert "Warning" not in built.stderr
+    vm = relax.VirtualMachine(tvm.runtime.load_module(str(tmp_path / "lib.so")), tvm.cpu())
+    x = np.random.default_rng(0).standard_normal(SHAPE).astype(np.float32)
+    expected = qnnpy.load(files["out"]).run(x, profile="fbgemm").dequantized
+    np.testing.assert_array_equal(vm["main"](tvm.runtime.tensor(x)).numpy(), expected)
 
 
 def test_error_exit_code_and_one_line_message_in_a_subprocess(tmp_path):
