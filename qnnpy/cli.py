@@ -20,7 +20,7 @@ import qnnpy
 from qnnpy.cli_inputs import generated_inputs, parse_shape, positive_int, read_inputs
 from qnnpy.errors import ConversionError, InputFileError, UnsupportedOpsError
 from qnnpy.native_logs import without_native_noise
-from qnnpy.profiles import PROFILE_FOR_ENGINE, PROFILES
+from qnnpy.profiles import ENGINES, PROFILES, SHOWN_PROFILES, profile_for_engine
 
 if TYPE_CHECKING:
     import torch
@@ -188,12 +188,8 @@ def run_compare(args: argparse.Namespace) -> int:
     from qnnpy.testing import engine_copy
 
     engine = args.engine or current_engine()
-    if engine not in PROFILE_FOR_ENGINE:
+    if profile_for_engine(engine) is None:
         raise CliError(EXIT_USAGE, f"PyTorch's engine here is {engine!r}, which no profile reproduces: pass --engine")
-    required = PROFILE_FOR_ENGINE[engine] if args.require is None else args.require
-    profiles = list(PROFILES) if args.profile == "all" else [args.profile]
-    if required != "none" and required not in profiles:
-        profiles.append(required)
     saved = load_saved_module(args.module_dir)
     if len(saved.input_shapes) != 1:
         raise CliError(EXIT_CONVERSION, f"compare supports single-input modules; this one has {len(saved.input_shapes)}")
@@ -203,6 +199,12 @@ def run_compare(args: argparse.Namespace) -> int:
     inputs = read_inputs(args.inputs, shape, dtype) if args.inputs else generated_inputs(shape, args.num_inputs, SEED)
     use_tvm = _use_tvm(args.tvm)
     model = load_model(args.model_file, args.trust_pickle)
+    # A PT2E model's reference is float arithmetic, which no engine's profile is; fbgemm's float bias is the closest.
+    engine_profile = "fbgemm" if reference_name(model) == PT2E_REFERENCE else profile_for_engine(engine)
+    required = engine_profile if args.require is None else args.require
+    profiles = list(PROFILES if args.profile == "all" else SHOWN_PROFILES if args.profile is None else [args.profile])
+    if required != "none" and required not in profiles:
+        profiles.append(required)
     try:
         module = linked_module(model, saved, inputs[0])
     except ValueError as e:
@@ -319,7 +321,8 @@ def add_compare_command(commands: argparse._SubParsersAction, common: argparse.A
             "in quantization steps; with TVM, also TVM's final output against PyTorch. OUT_DIR must be the "
             "conversion of MODEL_FILE (it is checked).",
             "PyTorch runs under --engine, by default the engine it uses on this machine. The profile that "
-            "reproduces that engine (fbgemm for fbgemm, x86 and onednn; qnnpack for qnnpack) must be "
+            "reproduces that engine on this CPU (fbgemm, qnnpack; x86 / x86_amx and onednn / onednn_amx on "
+            "CPUs with AVX-512 VNNI / AMX; fbgemm for a PT2E model, whose reference is float) must be "
             "bit-identical at every layer, or the exit code is 3; --require names another profile, or none. "
             "The other profiles are shown for information; TVM never sets the exit code.",
         ),
@@ -341,9 +344,10 @@ def add_compare_command(commands: argparse._SubParsersAction, common: argparse.A
     comp.add_argument("--num-inputs", metavar="N", type=positive_int, default=4,
                       help="number of generated standard-normal inputs (fixed seed) when --inputs is not given "
                            "(default: %(default)s)")
-    comp.add_argument("--profile", choices=[*PROFILES, "all"], default="all",
-                      help="runtime profile(s) to show: " + ", ".join(PROFILES) + " or all (default: %(default)s)")
-    comp.add_argument("--engine", choices=sorted(PROFILE_FOR_ENGINE),
+    comp.add_argument("--profile", choices=[*PROFILES, "all"],
+                      help="runtime profile to show: " + ", ".join(PROFILES) + ", or all (default: "
+                           + ", ".join(SHOWN_PROFILES) + " and the one that reproduces --engine)")
+    comp.add_argument("--engine", choices=sorted(ENGINES),
                       help="PyTorch quantized engine to run the model under; the weights are re-packed for it "
                            "(default: torch.backends.quantized.engine, the engine PyTorch uses here)")
     comp.add_argument("--require", choices=[*PROFILES, "none"],
@@ -387,7 +391,7 @@ def add_build_command(commands: argparse._SubParsersAction, common: argparse.Arg
                             "(any target), qdq = the float QDQ form (default: %(default)s)")
     build.add_argument("--profile", choices=PROFILES,
                        help="arithmetic profile: " + ", ".join(PROFILES) + " (default: the profile that "
-                            "reproduces the engine PyTorch uses here, fbgemm on x86-64)")
+                            "reproduces the engine PyTorch uses here on this CPU)")
     build.add_argument("--target", default="llvm", help="TVM target (default: %(default)s)")
     build.set_defaults(run=run_build)
 

@@ -14,7 +14,7 @@ from qnnpy import _core
 from qnnpy.capture.pt2e_capture import is_pt2e_graph
 from qnnpy.convert.converter import capture, from_torch
 from qnnpy.module import QDQModule
-from qnnpy.profiles import PROFILES, current_engine, default_profile
+from qnnpy.profiles import current_engine, default_profile, shown_profiles
 
 
 PT2E_REFERENCE = "PT2E reference"
@@ -206,12 +206,13 @@ def compare(
     model: torch.nn.Module,
     module: QDQModule,
     inputs: Sequence[torch.Tensor | tuple[torch.Tensor, ...]],
-    profiles: Sequence[str] = PROFILES,
+    profiles: Sequence[str] | None = None,
     isa: str | None = None,
     reference_inputs: bool = False,
 ) -> ComparisonReport:
-    """Run ``model`` (PyTorch, current engine) and ``module`` (integer runtime, each profile)
-    on every input and compare every quantized tensor bit by bit. Each input is a tensor, or a
+    """Run ``model`` (PyTorch, current engine) and ``module`` (integer runtime, each of ``profiles``:
+    by default int32_bias, fbgemm, fixed_point, qnnpack and the default profile) on every input and
+    compare every quantized tensor bit by bit. Each input is a tensor, or a
     tuple of tensors for a model with several inputs (e.g. token ids and position ids).
 
     The module must be the conversion of ``model`` by :func:`qnnpy.from_torch` (it knows which
@@ -230,6 +231,7 @@ def compare(
     """
     if not inputs:
         raise ValueError("compare needs at least one input")
+    profiles = shown_profiles() if profiles is None else profiles
     if not module.torch_nodes:  # e.g. loaded from disk: linked by converting the model again
         module = linked_module(model, module, inputs[0])
     # Tensors computed by a PyTorch node, not those qnnpy adds (e.g. a slice ahead of a dequantize).

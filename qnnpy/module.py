@@ -143,9 +143,10 @@ class QDQModule:
             capture: bool = False, feed: dict[str, np.ndarray] | None = None) -> RunResult:
         """Run the module in integer arithmetic with qnnpy's C++ kernels.
 
-        ``profile`` (:mod:`qnnpy.profiles`): ``"fbgemm"`` (equal to PyTorch's fbgemm and x86 engines),
-        ``"qnnpack"`` (equal to its qnnpack engine), ``"int32_bias"`` (the params' canonical meaning)
-        or ``"fixed_point"`` (integer-only hardware); by default the one that equals the engine PyTorch
+        ``profile`` (:mod:`qnnpy.profiles`): ``"fbgemm"`` (equal to PyTorch's fbgemm engine),
+        ``"x86"`` / ``"x86_amx"`` and ``"onednn"`` / ``"onednn_amx"`` (its x86 and onednn engines on CPUs
+        with AVX-512 VNNI / AMX), ``"qnnpack"`` (equal to its qnnpack engine), ``"int32_bias"`` (the params'
+        canonical meaning) or ``"fixed_point"`` (integer-only hardware); by default the one that equals the engine PyTorch
         uses in this process (:func:`qnnpy.profiles.default_profile`). Returns the
         quantized output, its dequantized values and, with ``capture=True``, every
         intermediate integer tensor by IR value name; ``RunResult.outputs`` holds every

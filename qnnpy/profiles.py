@@ -3,8 +3,8 @@
 Formulas in ``src/runtime/profile.h``:
 
 - ``fbgemm``: the float bias added in the accumulator domain; equal to PyTorch's
-  fbgemm engine when its u8 x s8 kernels do not saturate, and so to its x86 engine, which runs
-  fbgemm's kernels (except the convs it hands to oneDNN, whose rounding differs in rare values).
+  fbgemm engine when its u8 x s8 kernels do not saturate, and to its x86 engine on CPUs without
+  AVX-512 VNNI (where x86 runs fbgemm's kernels only).
 - ``qnnpack``: PyTorch's qnnpack engine layer for layer: int32_bias, plus QNNPACK's own
   average pooling and mean (uint8 inputs; avg_pool2d without ceil_mode), which ignore
   count_include_pad / divisor_override and requantize with fl(s_in / fl(s_out * window)),
@@ -14,21 +14,74 @@ Formulas in ``src/runtime/profile.h``:
   accumulator); equal to PyTorch's qnnpack engine except in the ops of QNNPACK's own kernels (above).
 - ``fixed_point``: int32_bias with the requantization of integer-only hardware (TFLite /
   gemmlowp: a Q31 multiplier and a shift); no PyTorch engine computes it.
+- ``onednn``: PyTorch's onednn engine on a CPU with AVX-512 VNNI and without AMX: conv, transposed
+  conv and linear in oneDNN's order (input scale, weight scale, float bias, reciprocal of the output
+  scale, zero point, each a float32 step), every other op as fbgemm.
+- ``onednn_amx``: the same engine on a CPU with AMX-INT8, whose tile kernels multiply by the product of
+  the input and weight scales at once (depthwise convs as ``onednn``).
+- ``x86`` / ``x86_amx``: PyTorch's x86 engine on a CPU with AVX-512 VNNI, without / with AMX: the convs
+  ATen's ``should_use_onednn_quant`` sends to oneDNN (symmetric weights, groups <= 100) under
+  ``onednn`` / ``onednn_amx``, the other convs and every linear under ``fbgemm``.
 
 The default profile, wherever a profile is optional (``QDQModule.run``, ``tvm_bridge.build``, the
 command line), is the one that reproduces the engine PyTorch runs quantized models with in this
-process, ``torch.backends.quantized.engine``: :func:`default_profile`.
+process, ``torch.backends.quantized.engine``, on this CPU: :func:`default_profile`.
 """
 from __future__ import annotations
 
-PROFILES = ("int32_bias", "fbgemm", "fixed_point", "qnnpack")
+import functools
+import os
+import sys
+
+PROFILES = ("int32_bias", "fbgemm", "fixed_point", "qnnpack", "onednn", "onednn_amx", "x86", "x86_amx")
+# The profiles a comparison shows unless told otherwise, with the default profile (the engine's, on this CPU):
+# the params' canonical meaning, PyTorch's fbgemm and qnnpack engines, integer-only hardware.
+SHOWN_PROFILES = ("int32_bias", "fbgemm", "fixed_point", "qnnpack")
 # The engine each profile is compared with by default.
-ENGINE_FOR_PROFILE = {"fbgemm": "fbgemm", "qnnpack": "qnnpack", "int32_bias": "qnnpack"}
-# The profile that reproduces each PyTorch engine. x86 (PyTorch's default on x86-64) runs fbgemm's
-# kernels, and so does onednn for the ops qnnpy converts, but for the convs both hand to oneDNN.
-PROFILE_FOR_ENGINE = {"fbgemm": "fbgemm", "x86": "fbgemm", "onednn": "fbgemm", "qnnpack": "qnnpack"}
+ENGINE_FOR_PROFILE = {"fbgemm": "fbgemm", "qnnpack": "qnnpack", "int32_bias": "qnnpack", "onednn": "onednn",
+                      "onednn_amx": "onednn", "x86": "x86", "x86_amx": "x86"}
+# The PyTorch engines a profile reproduces (which one, on this CPU: profile_for_engine).
+ENGINES = ("fbgemm", "x86", "onednn", "qnnpack")
 # Where PyTorch's engine has no profile (the engine "none"): the params' canonical meaning.
 FALLBACK_PROFILE = "int32_bias"
+
+
+@functools.lru_cache(maxsize=None)
+def cpu_flags() -> frozenset[str]:
+    """The CPU's feature flags as Linux lists them (empty elsewhere: PyTorch sends no conv to oneDNN
+    under x86 off Linux)."""
+    if not sys.platform.startswith("linux"):
+        return frozenset()
+    try:
+        with open("/proc/cpuinfo", encoding="ascii", errors="replace") as f:
+            for line in f:
+                if line.startswith("flags"):
+                    return frozenset(line.split(":", 1)[1].split())
+    except OSError:
+        pass
+    return frozenset()
+
+
+def onednn_uses_amx() -> bool:
+    """Whether oneDNN runs its AMX kernels here: the CPU has AMX-INT8 and ``ONEDNN_MAX_CPU_ISA`` (or
+    ``DNNL_MAX_CPU_ISA``) does not cap it below AMX."""
+    cap = (os.environ.get("ONEDNN_MAX_CPU_ISA") or os.environ.get("DNNL_MAX_CPU_ISA") or "ALL").upper()
+    return "amx_int8" in cpu_flags() and (cap in ("ALL", "DEFAULT") or "AMX" in cap)
+
+
+def profile_for_engine(engine: str) -> str | None:
+    """The profile that reproduces PyTorch's quantized ``engine`` on this CPU, None for an engine without one.
+    x86 sends convs to oneDNN only on CPUs with AVX-512 VNNI (ATen's ``should_use_onednn_quant``)."""
+    if engine in ("fbgemm", "qnnpack"):
+        return engine
+    amx = onednn_uses_amx()
+    if engine == "x86":
+        if "avx512_vnni" not in cpu_flags():
+            return "fbgemm"
+        return "x86_amx" if amx else "x86"
+    if engine == "onednn":
+        return "onednn_amx" if amx else "onednn"
+    return None
 
 
 def check_profile(profile: str) -> str:
@@ -46,10 +99,16 @@ def current_engine() -> str:
 
 
 def default_profile() -> str:
-    """The profile that computes what PyTorch computes here: the one paired with
-    ``torch.backends.quantized.engine`` (``fbgemm`` for the fbgemm, x86 and onednn engines,
-    ``qnnpack`` for qnnpack), else ``int32_bias``."""
-    return PROFILE_FOR_ENGINE.get(current_engine(), FALLBACK_PROFILE)
+    """The profile that computes what PyTorch computes here: the one of ``torch.backends.quantized.engine``
+    on this CPU (:func:`profile_for_engine`: fbgemm, qnnpack, x86 / x86_amx on CPUs with AVX-512 VNNI, where
+    PyTorch's x86 engine hands convs to oneDNN, fbgemm on others), else ``int32_bias``."""
+    return profile_for_engine(current_engine()) or FALLBACK_PROFILE
+
+
+def shown_profiles() -> tuple[str, ...]:
+    """``SHOWN_PROFILES`` and the default profile after them when it is another."""
+    default = default_profile()
+    return SHOWN_PROFILES if default in SHOWN_PROFILES else (*SHOWN_PROFILES, default)
 
 
 def resolve_profile(profile: str | None) -> str:

@@ -15,7 +15,7 @@ import pytest
 
 import qnnpy
 from qnnpy import _core
-from qnnpy.profiles import PROFILES
+from profile_cases import RULE_PROFILES
 from small_models import small_zoo_modules
 
 X86 = platform.machine() in ("x86_64", "AMD64")
@@ -62,7 +62,7 @@ def small_models() -> dict[str, tuple[qnnpy.QDQModule, np.ndarray]]:
 
 @pytest.mark.parametrize("isa", ["amx_model", pytest.param("amx", marks=pytest.mark.skipif(
     not _core.cpu_has_amx(), reason=f"the amx set cannot run here: {_core.amx_unavailable_reason()}"))])
-@pytest.mark.parametrize("profile", PROFILES)
+@pytest.mark.parametrize("profile", RULE_PROFILES)
 def test_whole_models_on_the_amx_gemm_equal_the_scalar_kernels(small_models, profile, isa):
     for name, (module, x) in small_models.items():
         want = module.run(x, profile=profile, isa="scalar", capture=True)

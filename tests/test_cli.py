@@ -16,6 +16,7 @@ from tvm import relax
 import qnnpy
 from qnnpy import cli
 from qnnpy.convert.input_shapes import expected_input_text
+from qnnpy.profiles import profile_for_engine
 from qnnpy.model_files import EXPORTED_PROGRAM, PICKLED_MODULE, TORCHSCRIPT, detect_kind
 from small_models import Head, quantized
 
@@ -100,7 +101,8 @@ def test_convert_then_inspect_then_compare_in_a_subprocess(files, tmp_path):
     compared = run_qnnpy("compare", "--trust-pickle", files["model.pt"], out, "--no-tvm", "--num-inputs", "2")
     assert compared.returncode == 0, compared.stderr
     assert compared.stdout.startswith("2 input(s); % of values bit-identical to PyTorch's x86 engine")
-    assert "runtime profile fbgemm (required) vs PyTorch x86: 7/7 layers bit-identical" in compared.stdout
+    assert f"runtime profile {profile_for_engine('x86')} (required) vs PyTorch x86: 7/7 layers bit-identical" \
+        in compared.stdout
     assert "Warning" not in compared.stderr  # PyTorch's deprecation notices are held back without --debug
 
 

@@ -25,7 +25,7 @@ import pytest
 
 import qnnpy
 from qnnpy import _core
-from qnnpy.profiles import PROFILES
+from profile_cases import RULE_PROFILES
 
 import amx_encoding
 import disassembly
@@ -168,7 +168,7 @@ def small_graphs() -> dict[str, tuple[_core.Graph, np.ndarray]]:
 
 
 @pytest.mark.slow  # as the native twin test above
-@pytest.mark.parametrize("profile", PROFILES)
+@pytest.mark.parametrize("profile", RULE_PROFILES)
 def test_native_driver_runs_small_graphs_as_the_python_package_does(native_driver, small_graphs, profile, tmp_path):
     isas = ["scalar"] + _x86_test_isas()
     for name, (graph, x) in small_graphs.items():
@@ -178,7 +178,7 @@ def test_native_driver_runs_small_graphs_as_the_python_package_does(native_drive
             _assert_same_bytes(want, got, f"{name} native {isa} ({profile})")
 
 
-@pytest.mark.parametrize("profile", PROFILES)
+@pytest.mark.parametrize("profile", RULE_PROFILES)
 def test_aarch64_small_graphs_equal_x86_under_qemu(aarch64_driver, small_graphs, profile, tmp_path):
     command = kernel_driver.aarch64_command(aarch64_driver, "max")
     for name, (graph, x) in small_graphs.items():
@@ -198,7 +198,7 @@ def small_models() -> dict[str, tuple[_core.Graph, np.ndarray]]:
 
 
 @pytest.mark.parametrize("cpu", sorted(CPU_DEFAULT_ISA))
-@pytest.mark.parametrize("profile", PROFILES)
+@pytest.mark.parametrize("profile", RULE_PROFILES)
 def test_aarch64_whole_models_equal_x86_under_qemu(aarch64_driver, small_models, profile, cpu, tmp_path):
     command = kernel_driver.aarch64_command(aarch64_driver, cpu)
     for name, (graph, x) in small_models.items():
@@ -215,7 +215,7 @@ def test_scalar_only_build_runs_as_on_an_architecture_without_simd_kernels(scala
     done = kernel_driver.run(scalar_only_driver, "twins", "avx2")
     assert done.returncode == 1 and "built without the x86-64 AVX2 kernels" in done.stderr
     for name, (graph, x) in small_graphs.items():
-        for profile in PROFILES:
+        for profile in RULE_PROFILES:
             got = _driver_results(scalar_only_driver, graph, x, profile, "auto", tmp_path)
             _assert_same_bytes(_x86_results(graph, x, profile, "scalar"), got, f"{name} scalar-only build ({profile})")
 
@@ -230,7 +230,7 @@ def test_twins_and_small_graphs_run_clean_under_asan_and_ubsan(sanitized_driver,
     for isa in ("amx", "amx_model"):
         assert (f"{isa} tiles: " in out) == (isa in _x86_test_isas()), isa
     isas = ["scalar"] + _x86_test_isas()
-    for profile in PROFILES:
+    for profile in RULE_PROFILES:
         for name, (graph, x) in small_graphs.items():
             want = _x86_results(graph, x, profile, "scalar")
             for isa in isas:

@@ -254,8 +254,8 @@ def test_bad_input_names_the_node(resnet18_module):
 
 
 def test_unknown_profile_is_refused(resnet18_module):
-    with pytest.raises(ValueError, match="unknown profile 'onednn'"):
-        kernel_form.to_kernel_relax(resnet18_module, profile="onednn")
+    with pytest.raises(ValueError, match="unknown profile 'mkldnn'"):
+        kernel_form.to_kernel_relax(resnet18_module, profile="mkldnn")
 
 
 # The fresh process makes torch unimportable: tvm_ffi imports torch when it can.
@@ -339,5 +339,5 @@ def test_cli_build_writes_a_library_a_fresh_process_runs(resnet18_module, tmp_pa
                             timeout=300)
     assert result.returncode == 0, result.stderr
 
-    assert cli.main(["build", str(tmp_path / "module"), "-o", str(library), "--profile", "onednn"]) == cli.EXIT_USAGE
-    assert "invalid choice: 'onednn'" in capsys.readouterr().err
+    assert cli.main(["build", str(tmp_path / "module"), "-o", str(library), "--profile", "mkldnn"]) == cli.EXIT_USAGE
+    assert "invalid choice: 'mkldnn'" in capsys.readouterr().err

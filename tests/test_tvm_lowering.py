@@ -13,7 +13,8 @@ from tvm import relax
 
 import qnnpy
 from qnnpy import tvm_bridge, zoo
-from qnnpy.profiles import PROFILES
+from qnnpy.profiles import PROFILES, SHOWN_PROFILES
+from profile_cases import ONEDNN_DEFAULT_PROFILES, ONEDNN_PROFILES
 from qnnpy.tvm_bridge import expose_values, lower_integer, lowering_report
 from test_zoo_models import _eager as zoo_eager_model
 
@@ -54,7 +55,7 @@ def _zoo_cases() -> list:
     profile that equals PyTorch's engine; every op under every profile is lowered and compared in the
     op cases below. The rest are marked slow to keep the suite's time (`pytest -m slow
     tests/test_tvm_lowering.py`, results in the README)."""
-    default = {("resnet18", "fbgemm"), ("mobilenet_v2", "fbgemm")}
+    default = {("resnet18", "fbgemm"), ("mobilenet_v2", "fbgemm"), ("mobilenet_v2", "x86_amx")}
     return [pytest.param(name, profile, marks=() if (name, profile) in default else pytest.mark.slow)
             for name in MODELS for profile in PROFILES]
 
@@ -108,17 +109,35 @@ def _op_case_names() -> list[str]:
     return sorted(set(op_cases()) - set(KEPT_FLOAT)) + sorted(_model_cases())
 
 
+# Under the oneDNN profiles the cases with weighted layers run by default (profile_cases.py), the rest are
+# marked slow.
+
+
+def _runs_by_default(name: str, profile: str) -> bool:
+    if profile == "qnnpack":
+        return name in QNNPACK_KERNEL_CASES
+    if profile in ONEDNN_PROFILES:
+        return profile in ONEDNN_DEFAULT_PROFILES and ("conv" in name or "linear" in name)
+    return True
+
+
 def _op_case_params() -> list:
     """Every op case under every profile; under qnnpack only the cases of QNNPACK's own kernels run
-    by default (the others take int32_bias's rules, already checked), the rest are marked slow."""
-    return [pytest.param(name, profile,
-                         marks=pytest.mark.slow if profile == "qnnpack" and name not in QNNPACK_KERNEL_CASES else ())
+    by default (the others take int32_bias's rules, already checked), under the oneDNN profiles those
+    of ONEDNN_DEFAULT_PROFILES with weighted layers; the rest are marked slow."""
+    return [pytest.param(name, profile, marks=() if _runs_by_default(name, profile) else pytest.mark.slow)
             for name in _op_case_names() for profile in PROFILES]
 
 
 @pytest.mark.parametrize("name, profile", _op_case_params())
 def test_op_cases_integer_form_equals_runtime(name, profile):
     module, x = _op_case(name)
+    if name == "conv_transpose2d" and profile in ONEDNN_PROFILES:
+        with pytest.warns(UserWarning, match="kept in float"):
+            lowered = lower_integer(module.to_tvm(), profile, params=module.params, hints=module)
+        assert {reason for _, _, reason in lowering_report(lowered).kept_float} == {
+            f"transposed convs under profile {profile} (oneDNN's order) are not lowered"}
+        return
     assert_identical(module, x, profile)
 
 
@@ -169,6 +188,17 @@ def _tflite_form(layout: str) -> tuple[tvm.IRModule, dict[str, np.ndarray]]:
     return bb.get(), consts
 
 
+@pytest.mark.parametrize("profile", ONEDNN_PROFILES)
+def test_a_module_without_qnnpys_hints_keeps_its_convs_in_float_under_the_onednn_profiles(profile):
+    """PyTorch's dispatch to oneDNN and its constants belong to a module qnnpy converted: a TFLite-form
+    module's conv is reported, not lowered in some other engine's arithmetic."""
+    mod, _ = _tflite_form("NCHW")
+    with pytest.warns(UserWarning, match="kept in float"):
+        report = lowering_report(lower_integer(mod, profile))
+    assert [reason for _, _, reason in report.kept_float] == [
+        f"profile {profile} needs the module's hints (a module qnnpy converted)"]
+
+
 def _tflite_reference(q: np.ndarray, c: dict[str, np.ndarray], profile: str) -> np.ndarray:
     """The profile's formulas (README, src/runtime/profile.h) in numpy, NCHW."""
     acc = torch.nn.functional.conv2d(torch.tensor(q.astype(np.float64) - c["z_in"]),
@@ -191,7 +221,7 @@ def _tflite_reference(q: np.ndarray, c: dict[str, np.ndarray], profile: str) -> 
     return np.clip(y, -128, 127).astype(np.int8)
 
 
-@pytest.mark.parametrize("profile", PROFILES)
+@pytest.mark.parametrize("profile", SHOWN_PROFILES)
 @pytest.mark.parametrize("layout", ["NCHW", "NHWC"])
 def test_tflite_form_module_is_lowered(layout, profile):
     mod, c = _tflite_form(layout)

@@ -11,7 +11,7 @@ import torch
 
 import qnnpy
 from qnnpy import tvm_bridge
-from qnnpy.profiles import default_profile
+from qnnpy.profiles import default_profile, profile_for_engine
 from qnnpy.tvm_bridge import kernel_form, runner
 from small_models import Head, quantized
 
@@ -29,9 +29,12 @@ def test_the_installed_package_has_the_kernels_form():
     assert tvm_bridge.default_form() == "kernels"
 
 
-@pytest.mark.parametrize("engine, profile", [("fbgemm", "fbgemm"), ("x86", "fbgemm"), ("qnnpack", "qnnpack")])
-def test_build_takes_the_profile_of_pytorchs_engine(head, engine, profile):
+@pytest.mark.parametrize("engine", ["fbgemm", "x86", "onednn", "qnnpack"])
+def test_build_takes_the_profile_of_pytorchs_engine(head, engine):
+    """fbgemm and qnnpack name their profile; x86 and onednn resolve by the CPU (profiles.profile_for_engine)."""
     _, module, x = head
+    profile = profile_for_engine(engine)
+    assert profile == {"fbgemm": "fbgemm", "qnnpack": "qnnpack"}.get(engine, profile)
     torch.backends.quantized.engine = engine
     built = tvm_bridge.build(module)
     assert (built.form, built.profile) == ("kernels", profile)

@@ -16,6 +16,7 @@ import torch
 
 import qnnpy
 from qnnpy import tvm_bridge, zoo
+from qnnpy.profiles import cpu_flags, default_profile, profile_for_engine
 from qnnpy.testing import engine_copy
 
 MODELS = sorted(zoo.TORCHVISION_MODELS)
@@ -117,3 +118,28 @@ def test_shufflenet_mean_ties_at_64x64_round_as_pytorch():
     half_even = floor + ((acc % 4 == 3) | ((acc % 4 == 2) & (floor % 2 == 1))) + out["zero_point"]
     assert (acc % 4 == 2).mean() > 0.1  # ties
     assert (np.clip(half_even, 0, 255) != values[mean["output"]].reshape(half_even.shape)).any()
+
+
+# PyTorch's default engine, x86, hands the convs with symmetric weights and at most 100 groups to oneDNN on
+# CPUs with AVX-512 VNNI, and the onednn engine hands it every conv and linear; oneDNN requantizes in its own
+# order (profiles onednn / onednn_amx, and x86 / x86_amx layer by layer). The models are quantized with
+# each engine's own qconfig; ResNet-18 and MobileNetV2 in every run, the others with -m slow.
+ONEDNN_DEFAULT = ("resnet18", "mobilenet_v2")
+
+
+@pytest.mark.parametrize("engine", ["x86", "onednn"])
+@pytest.mark.parametrize("name", [pytest.param(m, marks=() if m in ONEDNN_DEFAULT else pytest.mark.slow)
+                                  for m in MODELS])
+def test_eager_default_profile_equals_the_x86_and_onednn_engines(name, engine):
+    if "avx512_vnni" not in cpu_flags():
+        pytest.skip("this CPU has no AVX-512 VNNI: PyTorch's oneDNN int8 kernels differ there and no profile "
+                    "reproduces them (under x86 every conv goes to FBGEMM: the fbgemm profile, tested above)")
+    torch.backends.quantized.engine = engine
+    model = zoo.quantized_torchvision(name, engine=engine, image_size=_size(name), calibration_batches=2,
+                                      batch_size=4)
+    x = zoo.calibration_data(1, 2, (3, _size(name), _size(name)), seed=7)[0]
+    module = qnnpy.from_torch(model, (x,))
+    profile = default_profile()
+    assert profile == profile_for_engine(engine)
+    report = qnnpy.compare(model, module, [x], profiles=[profile, "fbgemm"])
+    assert report.all_identical(profile), report.table()

@@ -43,10 +43,17 @@ const Node& node_at(const Graph& g, int index) {
 // Requantization of a conv2d / linear node under `profile` (prepared_layer.cpp):
 // y = clamp(cvtps(fl(fl(float(acc + ibias[c]) + fbias[c]) * mult[c])) + zp, lo, hi), or under
 // fixed_point y = clamp(MultiplyByQuantizedMultiplier(acc + ibias[c], M0[c], shift[c]) + zp, lo, hi)
-// (mult and fbias then empty).
+// (mult and fbias then empty), or in oneDNN's order (w_scale not empty; kernels.h RequantParams)
+// y = cvtps(clamp(fl(fl(fl(fl(fl(float(acc + ibias[c]) * src_scale) * w_scale[c]) + fbias[c]) * mult[c]) + zp), lo, hi)).
+// "profile" names the profile the layer resolves to (layer_profile: an x86 profile's layers are onednn's or fbgemm's).
 py::dict layer_requantization(const Graph& g, int index, const std::string& profile) {
-  const PreparedLayer L = prepare_layer(g, node_at(g, index), parse_profile(profile));
+  const Node& n = node_at(g, index);
+  const Profile resolved = layer_profile(parse_profile(profile), g, n);
+  const PreparedLayer L = prepare_layer(g, n, resolved);
   py::dict d;
+  d["profile"] = profile_name(resolved);
+  d["w_scale"] = to_numpy(L.w_scale.data(), L.w_scale.size());
+  d["src_scale"] = L.src_scale;
   d["mult"] = to_numpy(L.mult.data(), L.mult.size());
   d["fbias"] = to_numpy(L.fbias.data(), L.fbias.size());
   d["ibias"] = to_numpy(L.ibias.data(), L.ibias.size());
@@ -125,8 +132,8 @@ py::array_t<float> float_node_param(const Graph& g, int index, const std::string
 
 void bind_lowering(py::module_& m) {
   m.def("lowering_layer_requantization", &layer_requantization, py::arg("graph"), py::arg("node"), py::arg("profile"),
-        "Requantization constants of a conv2d/linear node: mult, fbias, ibias, fixed_multiplier, fixed_shift "
-        "(per channel), zp, lo, hi.");
+        "Requantization constants of a conv2d/linear node: the profile it resolves to, mult, fbias, ibias, "
+        "fixed_multiplier, fixed_shift, w_scale (per channel), src_scale, zp, lo, hi.");
   m.def("lowering_unary_tables", &unary_node_tables, py::arg("graph"), py::arg("node"), py::arg("profile"),
         "(vector-lane table, scalar-tail table) of a one-input node, 256 entries indexed by the raw byte.");
   m.def("lowering_requantize_tables", &requantize_value_tables, py::arg("is_signed"), py::arg("in_scale"),

@@ -29,15 +29,20 @@ struct TwinContext {
   void expect_equal(const std::vector<T>& want, const std::vector<T>& got, const std::string& what);
 };
 
-// Random requantization parameters of n columns, of the float rule (int32_bias, qnnpack, fbgemm
-// profiles) or the fixed-point one, with the output ranges of uint8, int8, fused ReLU and clamps
-// (twin_requantize.cpp); params points into the vectors.
+// The requantization rules of kernels.h: float (int32_bias, qnnpack, fbgemm profiles), fixed point
+// (fixed_point), oneDNN's order (the onednn and x86 profiles).
+enum class RequantRule { Float, Fixed, Onednn };
+constexpr RequantRule kRequantRules[] = {RequantRule::Float, RequantRule::Fixed, RequantRule::Onednn};
+const char* rule_name(RequantRule rule);
+
+// Random requantization parameters of n columns under `rule`, with the output ranges of uint8, int8,
+// fused ReLU and clamps (twin_requantize.cpp); params points into the vectors.
 struct RandomRequant {
-  RandomRequant(TwinContext& ctx, int64_t n, bool fixed);
+  RandomRequant(TwinContext& ctx, int64_t n, RequantRule rule);
   RandomRequant(const RandomRequant&) = delete;
   RandomRequant& operator=(const RandomRequant&) = delete;
   std::vector<int32_t> ibias, fixed_multiplier, fixed_shift;
-  std::vector<float> fbias, mult;
+  std::vector<float> fbias, mult, w_scale;
   RequantParams params{};
 };
 

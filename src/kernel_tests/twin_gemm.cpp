@@ -90,13 +90,13 @@ void check_spaced_runs(TwinContext& ctx, int64_t m, int64_t runs, int64_t run_le
   ctx.simd.gemm_u8s8_runs(a, m, packed.data(), n, got.data(), ldc);
   ctx.expect_equal(want, got, "gemm_u8s8_runs spaced " + what);
   if (ctx.simd.gemm_u8s8_runs_requantized == nullptr) return;
-  for (bool fixed : {false, true}) {
-    const RandomRequant r(ctx, n, fixed);
+  for (RequantRule rule : kRequantRules) {
+    const RandomRequant r(ctx, n, rule);
     const int64_t ld_out = n + 3;
     std::vector<uint8_t> want_q(m * ld_out, 0xa5), got_q(m * ld_out, 0xa5);
     ctx.ref.requantize(want.data(), m, n, ldc, r.params, want_q.data(), ld_out);
     ctx.simd.gemm_u8s8_runs_requantized(a, m, packed.data(), n, r.params, ctx.simd.requantize, got_q.data(), ld_out);
-    ctx.expect_equal(want_q, got_q, std::string("gemm_u8s8_runs_requantized ") + (fixed ? "fixed " : "float ") + what);
+    ctx.expect_equal(want_q, got_q, std::string("gemm_u8s8_runs_requantized ") + rule_name(rule) + " " + what);
   }
 }
 

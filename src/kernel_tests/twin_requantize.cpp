@@ -1,5 +1,6 @@
 // Twin checks of the requantization of int32 accumulators: the float rule (int32_bias,
-// qnnpack and fbgemm profiles) and the fixed-point rule (fixed_point profile).
+// qnnpack and fbgemm profiles), the fixed-point rule (fixed_point profile) and oneDNN's order
+// (onednn and x86 profiles).
 #include <cmath>
 #include <string>
 
@@ -40,23 +41,35 @@ void random_range(TwinContext& ctx, RequantParams& p) {
   }
 }
 
-void check(TwinContext& ctx, int64_t m, int64_t n, bool fixed) {
+void check(TwinContext& ctx, int64_t m, int64_t n, RequantRule rule) {
   const int64_t ld_acc = n + 2, ld_out = n + 1;
   std::vector<int32_t> acc(m * ld_acc);
   for (auto& v : acc) v = random_acc(ctx);
-  const RandomRequant r(ctx, n, fixed);
+  const RandomRequant r(ctx, n, rule);
   std::vector<uint8_t> want(m * ld_out, 0xa5), got(m * ld_out, 0xa5);
   ctx.ref.requantize(acc.data(), m, n, ld_acc, r.params, want.data(), ld_out);
   ctx.simd.requantize(acc.data(), m, n, ld_acc, r.params, got.data(), ld_out);
-  ctx.expect_equal(want, got, std::string("requantize ") + (fixed ? "fixed" : "float") + " m=" + std::to_string(m) +
+  ctx.expect_equal(want, got, std::string("requantize ") + rule_name(rule) + " m=" + std::to_string(m) +
                                   " n=" + std::to_string(n));
 }
 
 }  // namespace
 
-RandomRequant::RandomRequant(TwinContext& ctx, int64_t n, bool fixed)
-    : ibias(n), fixed_multiplier(n), fixed_shift(n), fbias(n), mult(n) {
+const char* rule_name(RequantRule rule) {
+  switch (rule) {
+    case RequantRule::Float: return "float";
+    case RequantRule::Fixed: return "fixed";
+    case RequantRule::Onednn: return "onednn";
+  }
+  return "?";
+}
+
+RandomRequant::RandomRequant(TwinContext& ctx, int64_t n, RequantRule rule)
+    : ibias(n), fixed_multiplier(n), fixed_shift(n), fbias(n), mult(n), w_scale(n) {
+  // oneDNN's order: the input scale, and per column the weight scale (or their product, src_scale 1).
+  const float src_scale = ctx.uniform(0, 3) == 0 ? 1.0f : std::exp2(ctx.uniform_float(-10.0f, 0.0f));
   for (int64_t j = 0; j < n; ++j) {
+    w_scale[j] = std::exp2(ctx.uniform_float(-12.0f, -2.0f));
     ibias[j] = ctx.uniform(0, 4) == 0 ? random_acc(ctx) : static_cast<int32_t>(ctx.uniform(-5000, 5000));
     fbias[j] = ctx.uniform(0, 1) ? 0.0f : ctx.uniform_float(-3000.0f, 3000.0f);
     mult[j] = random_mult(ctx);
@@ -66,9 +79,16 @@ RandomRequant::RandomRequant(TwinContext& ctx, int64_t n, bool fixed)
   }
   params = {ibias.data(), fbias.data(), mult.data(), 0, 0, 0};
   random_range(ctx, params);
-  if (fixed) {
+  if (rule == RequantRule::Fixed) {
     params = {ibias.data(), nullptr, nullptr, params.zp, params.lo, params.hi, fixed_multiplier.data(),
               fixed_shift.data()};
+  } else if (rule == RequantRule::Onednn) {
+    // mult: the reciprocal of an output scale, so that t * mult lands near the output range (ties included,
+    // from mult 0.5 and integer t) and past it (3e5).
+    for (int64_t j = 0; j < n; ++j)
+      if (mult[j] != 0.5f && mult[j] != 3.0e5f) mult[j] = std::exp2(ctx.uniform_float(-4.0f, 8.0f));
+    params = {ibias.data(), fbias.data(), mult.data(), params.zp, params.lo, params.hi, nullptr, nullptr,
+              w_scale.data(), src_scale};
   }
 }
 
@@ -76,7 +96,7 @@ void twin_requantize(TwinContext& ctx) {
   for (int rep = 0; rep < 4; ++rep)
     for (int64_t m : {1, 3, 7})
       for (int64_t n : {1, 3, 4, 8, 15, 16, 17, 24, 33, 48, 56, 64, 150})
-        for (bool fixed : {false, true}) check(ctx, m, n, fixed);
+        for (RequantRule rule : kRequantRules) check(ctx, m, n, rule);
 }
 
 }  // namespace qnnpy::kernel_tests

@@ -70,6 +70,12 @@ void pack_b_u8s8(const int8_t* b, int64_t k, int64_t n, int8_t* packed);
 //   fixed point (fixed_point profile): fbias and mult unused,
 //     y = MultiplyByQuantizedMultiplier(acc + ibias[j], fixed_multiplier[j], fixed_shift[j]) + zp
 //     (kernels/fixed_point.h; the + zp and the clamp are exact, in int64)
+//   oneDNN (w_scale not null; profiles onednn and x86): oneDNN's int8 output pipeline as PyTorch sets it up
+//     (ref: oneDNN's brgemm post-ops: scales, bias, dst scale, dst zero point, all in fp32),
+//     t = fl(fl(fl(float(acc + ibias[j]) * src_scale) * w_scale[j]) + fbias[j]);
+//     y = cvtps(clamp(fl(fl(t * mult[j]) + zp), lo, hi))
+//     (ibias: 0, or the raw-x correction; fbias: the float bias; mult: oneDNN's reciprocal of s_y; the zero
+//     point is added in float before rounding, which moves a value a step where fl(t * mult) + zp rounds)
 struct RequantParams {
   const int32_t* ibias;
   const float* fbias;
@@ -77,12 +83,15 @@ struct RequantParams {
   int32_t zp, lo, hi;
   const int32_t* fixed_multiplier = nullptr;
   const int32_t* fixed_shift = nullptr;
+  const float* w_scale = nullptr;  // oneDNN's order: the weight scale per column
+  float src_scale = 0.0f;          // and the input scale, as oneDNN holds them
 
   // The same parameters for the columns from j on.
   RequantParams columns_from(int64_t j) const {
     const bool fixed = fixed_multiplier != nullptr;
     return {ibias + j,   fixed ? nullptr : fbias + j, fixed ? nullptr : mult + j, zp, lo, hi,
-            fixed ? fixed_multiplier + j : nullptr, fixed ? fixed_shift + j : nullptr};
+            fixed ? fixed_multiplier + j : nullptr, fixed ? fixed_shift + j : nullptr,
+            w_scale ? w_scale + j : nullptr, src_scale};
   }
 };
 

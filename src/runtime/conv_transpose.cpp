@@ -55,7 +55,7 @@ TransposedConv::TransposedConv(const Graph& g, const Node& n, Profile profile) {
     if (n.has_param(role)) conv.params[role] = conv_.add_param(g.node_param(n, role));
   }
   conv_.add_node(std::move(conv), Value{"out", y.dtype, {}, y.q}, y.shape);
-  layer_ = prepare_layer(conv_, conv_.nodes().back(), profile);
+  layer_ = prepare_layer(conv_, conv_.nodes().back(), layer_profile(profile, g, n));
 }
 
 const char* TransposedConv::run(const OpArgs& a) const {

@@ -51,6 +51,38 @@ void set_float_multipliers(const Graph& g, const Node& n, Profile profile, const
   }
 }
 
+// The reciprocal of a scale as PyTorch's oneDNN glue passes it (float(1.0 / double(s))) and ideep and oneDNN
+// invert it again in float, `times` reciprocals in all (aten/src/ATen/native/quantized/cpu/qconv.cpp,
+// ideep's attr scales, oneDNN's dst-scale inversion in its jit post-ops).
+float reciprocal_chain(float s, int times) {
+  float v = static_cast<float>(1.0 / static_cast<double>(s));
+  for (int i = 1; i < times; ++i) v = 1.0f / v;
+  return v;
+}
+
+// onednn: the scales as oneDNN applies them: the input scale and the weight scale per channel separately,
+// then the float bias, then the reciprocal of the output scale (kernels.h, RequantParams).
+// onednn_amx: oneDNN's AMX micro-kernels multiply by fl(S_x * S_w[c]) at once (src_scale 1 keeps the formula),
+// its depthwise kernel (brdgmm) as onednn.
+void set_onednn_scales(const Graph& g, const Node& n, Profile profile, const Param& w, float s_x, float s_y,
+                       PreparedLayer& L) {
+  const bool per_channel = w.q.per_channel();
+  const bool linear = n.op == "linear";
+  const bool combined = profile == Profile::OnednnAmx && !L.depthwise;
+  const float src_scale = reciprocal_chain(s_x, 2);
+  L.src_scale = combined ? 1.0f : src_scale;
+  L.w_scale.resize(L.cout);
+  L.fbias.assign(L.cout, 0.0f);
+  L.mult.assign(L.cout, reciprocal_chain(s_y, 3));
+  for (int64_t c = 0; c < L.cout; ++c) {
+    const float s_w = w.q.scale[per_channel ? c : 0];
+    // PyTorch's oneDNN linear prepack stores 1 / s_w in float and ideep's matmul inverts it in double.
+    const float w_scale = linear ? static_cast<float>(1.0 / static_cast<double>(1.0f / s_w)) : s_w;
+    L.w_scale[c] = combined ? src_scale * w_scale : w_scale;
+    if (n.has_param("bias_float")) L.fbias[c] = g.node_param(n, "bias_float").data<float>()[c];
+  }
+}
+
 void set_requantization(const Graph& g, const Node& n, Profile profile, PreparedLayer& L) {
   const Value& x = g.value(n.inputs[0]);
   const Value& y = g.value(n.output);
@@ -58,12 +90,14 @@ void set_requantization(const Graph& g, const Node& n, Profile profile, Prepared
   const float s_x = x.q.scale[0], s_y = y.q.scale[0];
   if (profile == Profile::FixedPoint) {
     set_fixed_point_multipliers(n, w, s_x, s_y, L);
+  } else if (is_onednn(profile)) {
+    set_onednn_scales(g, n, profile, w, s_x, s_y, L);
   } else {
     set_float_multipliers(g, n, profile, w, s_x, s_y, L);
   }
   L.ibias.assign(L.cout, 0);
   // int32_bias, qnnpack and fixed_point add the same int32 bias to the exact accumulator.
-  if (profile != Profile::Fbgemm && n.has_param("bias")) {
+  if (profile != Profile::Fbgemm && !is_onednn(profile) && n.has_param("bias")) {
     const int32_t* b = g.node_param(n, "bias").data<int32_t>();
     L.ibias.assign(b, b + L.cout);
   }
@@ -280,7 +314,23 @@ void pack_weights(const Param& w, DType input_dtype, PreparedLayer& L) {
 
 }  // namespace
 
+Profile layer_profile(Profile profile, const Graph& g, const Node& n) {
+  if (profile != Profile::X86 && profile != Profile::X86Amx) return profile;
+  if (n.op == "linear") return Profile::Fbgemm;  // the x86 engine's linears are fbgemm's
+  const Param& w = g.node_param(n, "weight");
+  const bool symmetric = std::all_of(w.q.zero_point.begin(), w.q.zero_point.end(), [](int32_t z) { return z == 0; });
+  bool onednn = symmetric && n.int_attr("groups") <= 100;
+  if (n.op == "conv_transpose2d") {
+    const auto& out_pad = n.ints_attr("output_padding");
+    onednn = onednn && !w.q.per_channel() &&
+             std::all_of(out_pad.begin(), out_pad.end(), [](int64_t p) { return p == 0; });
+  }
+  if (!onednn) return Profile::Fbgemm;
+  return profile == Profile::X86Amx ? Profile::OnednnAmx : Profile::Onednn;
+}
+
 PreparedLayer prepare_layer(const Graph& g, const Node& n, Profile profile) {
+  profile = layer_profile(profile, g, n);
   PreparedLayer L;
   const Param& w = g.node_param(n, "weight");
   set_geometry(n, w, L);

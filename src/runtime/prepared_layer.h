@@ -60,6 +60,8 @@ struct PreparedLayer {
   std::vector<int32_t> ibias;
   std::vector<float> fbias, mult;                  // int32_bias, fbgemm
   std::vector<int32_t> fixed_multiplier, fixed_shift;  // fixed_point: Q31 M0 and shift
+  std::vector<float> w_scale;                      // onednn: the weight scales (mult: 1 / s_y, fbias: the bias)
+  float src_scale = 0.0f;                          // onednn: the input scale
   int32_t zp = 0, lo = 0, hi = 255;
   int32_t input_zp = 0;
 
@@ -72,14 +74,20 @@ struct PreparedLayer {
   // With `raw_x`, the accumulators are sums x (w - zw), corrected through the bias.
   RequantParams requant(int64_t channel_offset, bool raw_x = false) const {
     const int32_t* ib = (raw_x ? ibias_raw_x : ibias).data();
-    const RequantParams all = fixed_multiplier.empty()
-                                  ? RequantParams{ib, fbias.data(), mult.data(), zp, lo, hi}
-                                  : RequantParams{ib, nullptr, nullptr, zp, lo, hi, fixed_multiplier.data(),
-                                                  fixed_shift.data()};
+    const RequantParams all =
+        !fixed_multiplier.empty()
+            ? RequantParams{ib, nullptr, nullptr, zp, lo, hi, fixed_multiplier.data(), fixed_shift.data()}
+        : !w_scale.empty() ? RequantParams{ib, fbias.data(), mult.data(), zp, lo, hi, nullptr, nullptr, w_scale.data(), src_scale}
+                           : RequantParams{ib, fbias.data(), mult.data(), zp, lo, hi};
     return all.columns_from(channel_offset);
   }
 };
 
+// The profile a conv / linear / conv_transpose2d node is computed under: `profile` itself, except for the x86
+// profiles, which resolve to the oneDNN profile for the layers PyTorch's x86 engine sends to oneDNN (ATen's
+// should_use_onednn_quant: symmetric weights, groups <= 100; a transposed conv also per-tensor weights and no
+// output padding; never a linear) and to fbgemm for the rest.
+Profile layer_profile(Profile profile, const Graph& g, const Node& n);
 PreparedLayer prepare_layer(const Graph& g, const Node& n, Profile profile);
 // Adds winograd_b to a conv2d layer prepared by prepare_layer, when it qualifies. Only for kernel
 // sets that run Winograd (KernelSet::winograd_faster): the 16 matrices take 16/9 of the weights'

@@ -42,6 +42,21 @@
 //             max pool     without ceil_mode (Pooling.cpp qnnpack_maxpool2d; QNNPACK's indirection.c clamps each
 //                          max-pooling tap's coordinates to the image): a window tap outside the image reads the
 //                          nearest edge pixel, which with dilation and padding may lie outside the window
+// onednn     PyTorch's onednn engine on a CPU with AVX-512 VNNI and without AMX (oneDNN's brgemm / jit
+//             int8 kernels): conv, conv_transpose2d and linear in oneDNN's order, every step one float32
+//             rounding (kernels.h RequantParams): d = fl(fl(float(acc) * S_x) * S_w[c]) + bias[c];
+//             y = cvtps(clamp(fl(fl(d * M) + zy), lo, hi)), with the constants PyTorch's reciprocal-scale
+//             glue hands oneDNN: S_x = fl(1 / fl(1 / s_x)), M = fl(1 / fl(1 / fl(1 / s_y))), S_w[c] = s_w[c]
+//             (linear: fl(1 / fl(1 / s_w[c]))); a fused ReLU clamps at zy. Every other op as fbgemm.
+// onednn_amx  the same engine on a CPU with AMX-INT8, where oneDNN's AMX micro-kernels multiply by the
+//             product fl(S_x * S_w[c]) at once: d = fl(float(acc) * fl(S_x * S_w[c])) + bias[c], except
+//             depthwise convs (oneDNN's brdgmm kernel: the onednn order). Not reproduced: oneDNN's 1x1
+//             convs with batch 1 on more than one thread, where its small-layer kernel takes the onednn order.
+// x86         PyTorch's x86 engine (its default) on a CPU with AVX-512 VNNI and without AMX: each conv that
+//             ATen's should_use_onednn_quant sends to oneDNN (weights symmetric, groups <= 100, for
+//             conv_transpose2d per-tensor weights and no output padding) under onednn, the rest under
+//             fbgemm (linears included: x86 packs them for FBGEMM).
+// x86_amx     the same on a CPU with AMX-INT8: the oneDNN layers under onednn_amx.
 // PT2E's quantized means and average pools (adaptive_avg_pool2d, avg_pool2d, mean; the node's float_mean
 // flag): PyTorch's float dequantize -> pool or mean -> quantize in every profile (runtime/ops/pool_ops.cpp,
 // aten_sum.h).
@@ -53,11 +68,17 @@
 
 namespace qnnpy {
 
-enum class Profile { Int32Bias, Fbgemm, FixedPoint, Qnnpack };
+enum class Profile { Int32Bias, Fbgemm, FixedPoint, Qnnpack, Onednn, OnednnAmx, X86, X86Amx };
 
 // Whether ops other than conv/linear/conv_transpose2d take the int32_bias (qnnpack) formulas
-// under `p`: fixed_point changes only the weighted layers' requantization.
-inline bool follows_int32_bias_rules(Profile p) { return p != Profile::Fbgemm; }
+// under `p`: fixed_point changes only the weighted layers' requantization; the oneDNN and x86
+// profiles run the ATen kernels PyTorch's fbgemm engine runs for every other op, as PyTorch does.
+inline bool follows_int32_bias_rules(Profile p) {
+  return p == Profile::Int32Bias || p == Profile::FixedPoint || p == Profile::Qnnpack;
+}
+// Whether `p` requantizes conv / linear in oneDNN's order (the x86 profiles: layer by layer,
+// prepared_layer.h layer_profile).
+inline bool is_onednn(Profile p) { return p == Profile::Onednn || p == Profile::OnednnAmx; }
 // Whether the ops PyTorch's qnnpack engine hands to QNNPACK's own kernels on uint8 inputs
 // (avg_pool2d, mean, clamp, max_pool2d) follow those kernels (qnnpack above).
 inline bool follows_qnnpack_kernels(Profile p) { return p == Profile::Qnnpack; }

@@ -59,6 +59,19 @@ def requantize(acc: Any, mult: Any, zero_point: int, lo: int, hi: int, out_dtype
     return round_to_output(R.multiply(f, mult), zero_point, lo, hi, out_dtype)
 
 
+def onednn_requantize(acc: Any, src_scale: np.float32, w_scale: Any, fbias: Any, mult: Any, zero_point: int, lo: int,
+                      hi: int, out_dtype: str) -> Any:
+    """oneDNN's order (src/kernels/kernels.h, RequantParams): y = rne(clamp(fl(fl(fl(fl(fl(float(acc) * src_scale) *
+    w_scale) [+ fbias]) * mult) + zero_point), lo, hi)). Here a multiply feeds an add, which a backend allowed to
+    contract floats would fuse; TVM's LLVM backend keeps them apart (tests/test_tvm_lowering.py compares the
+    integer form with the runtime bit for bit under these profiles)."""
+    f = R.multiply(R.multiply(R.astype(acc, "float32"), const(src_scale, "float32")), w_scale)
+    if fbias is not None:
+        f = R.add(f, fbias)
+    f = R.add(R.multiply(f, mult), const(zero_point, "float32"))
+    return R.astype(R.round(R.clip(f, lo, hi)), out_dtype)
+
+
 def lookup(table: np.ndarray, x: Any, dtype: str) -> Any:
     """table[x] for an 8-bit x of ``dtype``: a 256-entry constant (or (n, 256) flattened by
     the caller) indexed by the raw byte (int8 values -128..-1 are bytes 128..255)."""

@@ -27,6 +27,34 @@ struct FloatScale {
   }
 };
 
+// oneDNN's order for 8 outputs of columns [j, j + 8): cvtps(clamp(fl(fl(t * mult) + zp), lo, hi)) - zp with
+// t = fl(fl(fl(float(acc + ibias) * src_scale) * w_scale) + fbias), the zero point taken off again (exactly, in
+// int32) because requantize_rows adds it.
+struct OnednnScale {
+  struct Columns {
+    __m256i ibias, zp;
+    __m256 src_scale, w_scale, fbias, mult, zp_f, lo_f, hi_f;
+  };
+  static Columns columns(const RequantParams& p, int64_t j) {
+    return {load8(p.ibias + j),
+            _mm256_set1_epi32(p.zp),
+            _mm256_set1_ps(p.src_scale),
+            _mm256_loadu_ps(p.w_scale + j),
+            _mm256_loadu_ps(p.fbias + j),
+            _mm256_loadu_ps(p.mult + j),
+            _mm256_set1_ps(static_cast<float>(p.zp)),
+            _mm256_set1_ps(static_cast<float>(p.lo)),
+            _mm256_set1_ps(static_cast<float>(p.hi))};
+  }
+  static __m256i apply(const int32_t* row, int64_t j, const Columns& c) {
+    const __m256i v = _mm256_add_epi32(load8(row + j), c.ibias);
+    __m256 t = _mm256_mul_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(v), c.src_scale), c.w_scale);
+    t = _mm256_add_ps(_mm256_mul_ps(_mm256_add_ps(t, c.fbias), c.mult), c.zp_f);
+    t = _mm256_min_ps(_mm256_max_ps(t, c.lo_f), c.hi_f);
+    return _mm256_sub_epi32(_mm256_cvtps_epi32(t), c.zp);
+  }
+};
+
 // MultiplyByQuantizedMultiplier(acc + ibias, M0, shift) (kernels/fixed_point.h) for 8 outputs of
 // columns [j, j + 8). The high multiply: v = a * M0 + 2^30 exactly in int64 (mul_epi32 on the even
 // lanes, and on the odd lanes shifted down), and bits 31..62 of v are floor(v / 2^31) modulo
@@ -125,6 +153,7 @@ void requantize_avx2(const int32_t* acc, int64_t m, int64_t n, int64_t ld_acc, c
     if (full_range) return requantize_rows<FixedPointScale, false>(acc, m, n, ld_acc, p, out, ld_out);
     return requantize_rows<FixedPointScale, true>(acc, m, n, ld_acc, p, out, ld_out);
   }
+  if (p.w_scale) return requantize_rows<OnednnScale, false>(acc, m, n, ld_acc, p, out, ld_out);  // clamped in float
   if (full_range) return requantize_rows<FloatScale, false>(acc, m, n, ld_acc, p, out, ld_out);
   requantize_rows<FloatScale, true>(acc, m, n, ld_acc, p, out, ld_out);
 }

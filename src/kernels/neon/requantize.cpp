@@ -3,6 +3,7 @@
 //   float rule: scvtf, fadd, fmul, then fcvtns (round half to even, as cvtps does) with
 //     NaN and values outside int32 replaced by INT32_MIN (x86's "integer indefinite"),
 //     then the int16 saturation of packs_epi32, + zp, clamp.
+//   oneDNN's rule: scvtf, fmul, fmul, fadd, fmul, fadd zp, clamp, fcvtns.
 //   fixed point: x << max(shift, 0) (sshl wraps as the scalar int32 shift does), sqrdmulh
 //     (exactly gemmlowp's SaturatingRoundingDoublingHighMul: floor((x M0 + 2^30) / 2^31),
 //     saturating only INT32_MIN * INT32_MIN), then RoundingDivideByPOT as fixed_point.h writes
@@ -21,6 +22,16 @@ inline int32x4_t requant_float(int32x4_t biased, const float* fbias, const float
   const float32x4_t t = vmulq_f32(vaddq_f32(vcvtq_f32_s32(biased), vld1q_f32(fbias)), vld1q_f32(mult));
   const int32x4_t y = neon::cvtps(t);
   return vminq_s32(vmaxq_s32(y, vdupq_n_s32(INT16_MIN)), vdupq_n_s32(INT16_MAX));
+}
+
+// oneDNN's order (kernels.h): the zero point and the clamp in float before the one rounding; the zero point
+// is taken off again (exactly) because the caller adds it.
+inline int32x4_t requant_onednn(int32x4_t biased, const RequantParams& p, int64_t c) {
+  float32x4_t t = vmulq_f32(vmulq_f32(vcvtq_f32_s32(biased), vdupq_n_f32(p.src_scale)), vld1q_f32(p.w_scale + c));
+  t = vaddq_f32(vmulq_f32(vaddq_f32(t, vld1q_f32(p.fbias + c)), vld1q_f32(p.mult + c)),
+                vdupq_n_f32(static_cast<float>(p.zp)));
+  t = vminq_f32(vmaxq_f32(t, vdupq_n_f32(static_cast<float>(p.lo))), vdupq_n_f32(static_cast<float>(p.hi)));
+  return vsubq_s32(neon::cvtps(t), vdupq_n_s32(p.zp));
 }
 
 inline int32x4_t requant_fixed(int32x4_t biased, const int32_t* multiplier, const int32_t* shift) {
@@ -50,8 +61,9 @@ void requantize_neon(const int32_t* acc, int64_t m, int64_t n, int64_t ld_acc, c
       for (int h = 0; h < 2; ++h) {
         const int64_t c = j + 4 * h;
         const int32x4_t biased = vaddq_s32(vld1q_s32(a + c), vld1q_s32(p.ibias + c));
-        const int32x4_t r = fixed ? requant_fixed(biased, p.fixed_multiplier + c, p.fixed_shift + c)
-                                  : requant_float(biased, p.fbias + c, p.mult + c);
+        const int32x4_t r = fixed      ? requant_fixed(biased, p.fixed_multiplier + c, p.fixed_shift + c)
+                            : p.w_scale ? requant_onednn(biased, p, c)
+                                        : requant_float(biased, p.fbias + c, p.mult + c);
         y[h] = vminq_s32(vmaxq_s32(vqaddq_s32(r, zp), lo), hi);
       }
       // Values are within [lo, hi] (8-bit): keeping the low byte stores them.

@@ -46,7 +46,7 @@ void run_add(const OpArgs& a) {
   y.q.resize(count);
   const uint8_t *x0 = a.in_buf(0).q.data(), *x1 = a.in_buf(1).q.data();
   uint8_t* dst = y.q.data();
-  if (a.profile == Profile::Fbgemm) {
+  if (!follows_int32_bias_rules(a.profile)) {  // PyTorch's quantized add of the fbgemm and x86 engines
     const AddFloatParams p{xv.q.scale[0], bv.q.scale[0], 1.0f / out.q.scale[0], xv.q.zero_point[0], bv.q.zero_point[0],
                            out.q.zero_point[0], dtype_min(out.dtype), dtype_max(out.dtype), relu};
     parallel_slices(count, kMinElementsPerWorker, kVectorSlice, a.threads, [&](int64_t i0, int64_t i1) {

@@ -24,7 +24,8 @@ from tvm.relax import op as R
 
 from qnnpy import _core
 
-from qnnpy.tvm_bridge.lowering.arith import centered, dtype_range, fixed_point_requantize, per_channel, requantize
+from qnnpy.tvm_bridge.lowering.arith import (centered, dtype_range, fixed_point_requantize, onednn_requantize,
+                                              per_channel, requantize)
 from qnnpy.tvm_bridge.lowering.island import Dequantized, Island, NotLowerable, op_name
 from qnnpy.tvm_bridge.lowering.rules.context import Context
 
@@ -85,14 +86,19 @@ def _constants(ctx: Context, island: Island, x: Dequantized, w: Dequantized, bia
     lo, hi = dtype_range(island.out_dtype)
     if ctx.node(island.name, "conv2d", "linear") is not None:
         rq = ctx.hints.requantization(island.name, ctx.profile)
-        if ctx.profile != "fbgemm" and bias is not None:
+        profile = rq["profile"]  # an x86 profile's layer resolves to onednn's or fbgemm's arithmetic
+        float_bias = profile in ("fbgemm", "onednn", "onednn_amx")
+        if not float_bias and bias is not None:
             known = island.bindings.constant(bias.data, "bias") if _known(island, bias.data) else None
             if known is not None and not np.array_equal(known.reshape(-1), rq["ibias"]):
                 raise NotLowerable("the module's int32 bias differs from the runtime's")
-        fbias = rq["fbias"] if ctx.profile == "fbgemm" and np.any(rq["fbias"] != 0) else None
-        fixed = (rq["fixed_multiplier"], rq["fixed_shift"]) if ctx.profile == "fixed_point" else None
-        return {"mult": rq["mult"], "fbias": fbias, "int_bias": ctx.profile != "fbgemm", "fixed": fixed,
+        fbias = rq["fbias"] if float_bias and np.any(rq["fbias"] != 0) else None
+        fixed = (rq["fixed_multiplier"], rq["fixed_shift"]) if profile == "fixed_point" else None
+        onednn = (np.float32(rq["src_scale"]), rq["w_scale"]) if rq["w_scale"].size else None
+        return {"mult": rq["mult"], "fbias": fbias, "int_bias": not float_bias, "fixed": fixed, "onednn": onednn,
                 "zp": rq["zp"], "lo": rq["lo"], "hi": rq["hi"]}
+    if not _core.follows_int32_bias_rules(ctx.profile) and ctx.profile != "fbgemm":
+        raise NotLowerable(f"profile {ctx.profile} needs the module's hints (a module qnnpy converted)")
     s_w = np.broadcast_to(w.q.scale.reshape(-1), (channels,)).astype(np.float32)
     a = (s_w * s_x).astype(np.float32)
     zp, lo = z_y, (z_y if relu else lo)
@@ -101,14 +107,15 @@ def _constants(ctx: Context, island: Island, x: Dequantized, w: Dequantized, bia
             raise NotLowerable("the int32 bias is not in scale s_in * s_w")
         mult = (a * (np.float32(1) / s_y)).astype(np.float32)
         fixed = _quantized_multipliers(s_x, s_w, s_y) if ctx.profile == "fixed_point" else None
-        return {"mult": mult, "fbias": None, "int_bias": True, "fixed": fixed, "zp": zp, "lo": lo, "hi": hi}
+        return {"mult": mult, "fbias": None, "int_bias": True, "fixed": fixed, "onednn": None, "zp": zp, "lo": lo,
+                "hi": hi}
     fbias = None
     if bias is not None:
         q = island.bindings.constant(bias.data, "bias").astype(np.float32).reshape(-1)
         b = (np.broadcast_to(bias.q.scale.reshape(-1), (channels,)).astype(np.float32) * q).astype(np.float32)
         fbias = (b / a).astype(np.float32)
-    return {"mult": (a / s_y).astype(np.float32), "fbias": fbias, "int_bias": False, "fixed": None, "zp": zp,
-            "lo": lo, "hi": hi}
+    return {"mult": (a / s_y).astype(np.float32), "fbias": fbias, "int_bias": False, "fixed": None, "onednn": None,
+            "zp": zp, "lo": lo, "hi": hi}
 
 
 def _quantized_multipliers(s_x: np.float32, s_w: np.ndarray, s_y: np.float32) -> tuple[np.ndarray, np.ndarray]:
@@ -142,6 +149,11 @@ def _finish(ctx: Context, island: Island, acc: Any, x: Dequantized, w: Dequantiz
         return fixed_point_requantize(acc, np.asarray(multiplier), np.asarray(shift), rank, axis, int(c["zp"]),
                                       int(c["lo"]), int(c["hi"]), island.out_dtype)
     fbias = None if c["fbias"] is None else per_channel(c["fbias"], rank, axis, "float32")
+    if c["onednn"] is not None:
+        src_scale, w_scale = c["onednn"]
+        return onednn_requantize(acc, src_scale, per_channel(w_scale, rank, axis, "float32"), fbias,
+                                 per_channel(c["mult"], rank, axis, "float32"), int(c["zp"]), int(c["lo"]),
+                                 int(c["hi"]), island.out_dtype)
     return requantize(acc, per_channel(c["mult"], rank, axis, "float32"), int(c["zp"]), int(c["lo"]), int(c["hi"]),
                       island.out_dtype, fbias)
 
@@ -183,6 +195,8 @@ def lower_conv2d_transpose(ctx: Context, island: Island) -> Any:
     acc = R.nn.conv2d_transpose(centered(x.data, z_x), w.data, strides=attrs.strides, padding=attrs.padding,
                                 output_padding=attrs.output_padding, dilation=attrs.dilation, groups=attrs.groups,
                                 out_dtype="int32")
+    if ctx.profile in ("onednn", "onednn_amx", "x86", "x86_amx"):
+        raise NotLowerable(f"transposed convs under profile {ctx.profile} (oneDNN's order) are not lowered")
     if ctx.hints is not None and ctx.profile == "fbgemm":
         return _transposed_fbgemm(ctx, island, acc, x, w, relu)
     hintless = Context(ctx.profile, ctx.params, None)  # the runtime's formulas, from the module's constants

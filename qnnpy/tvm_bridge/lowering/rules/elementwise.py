@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 from tvm.relax import op as R
 
+from qnnpy import _core
 from qnnpy.tvm_bridge.lowering.arith import const, dtype_range, round_to_output
 from qnnpy.tvm_bridge.lowering.island import Dequantized, Island, NotLowerable, op_name, shape_of
 from qnnpy.tvm_bridge.lowering.rules import unary
@@ -114,7 +115,7 @@ def lower_add(ctx: Context, island: Island) -> Any:
     a, b, relu = operands
     if shape_of(a.data) != island.out_shape or shape_of(b.data) != island.out_shape:
         raise NotLowerable("add with broadcasting")
-    if ctx.profile == "fbgemm":
+    if not _core.follows_int32_bias_rules(ctx.profile):  # fbgemm, and the oneDNN / x86 profiles
         return _float_add(island, a, b, relu)
     return _fixed_add(island, a, b, relu)
 
