@@ -125,6 +125,8 @@ def test_shufflenet_mean_ties_at_64x64_round_as_pytorch():
 # order (profiles onednn / onednn_amx, and x86 / x86_amx layer by layer). The models are quantized with
 # each engine's own qconfig; ResNet-18 and MobileNetV2 in every run, the others with -m slow.
 ONEDNN_DEFAULT = ("resnet18", "mobilenet_v2")
+NO_VNNI = ("this CPU has no AVX-512 VNNI: PyTorch's oneDNN int8 kernels differ there and no profile reproduces them "
+           "(under x86 every conv goes to FBGEMM: the fbgemm profile, tested above)")
 
 
 @pytest.mark.parametrize("engine", ["x86", "onednn"])
@@ -132,8 +134,7 @@ ONEDNN_DEFAULT = ("resnet18", "mobilenet_v2")
                                   for m in MODELS])
 def test_eager_default_profile_equals_the_x86_and_onednn_engines(name, engine):
     if "avx512_vnni" not in cpu_flags():
-        pytest.skip("this CPU has no AVX-512 VNNI: PyTorch's oneDNN int8 kernels differ there and no profile "
-                    "reproduces them (under x86 every conv goes to FBGEMM: the fbgemm profile, tested above)")
+        pytest.skip(NO_VNNI)
     torch.backends.quantized.engine = engine
     model = zoo.quantized_torchvision(name, engine=engine, image_size=_size(name), calibration_batches=2,
                                       batch_size=4)
@@ -143,3 +144,16 @@ def test_eager_default_profile_equals_the_x86_and_onednn_engines(name, engine):
     assert profile == profile_for_engine(engine)
     report = qnnpy.compare(model, module, [x], profiles=[profile, "fbgemm"])
     assert report.all_identical(profile), report.table()
+
+
+@pytest.mark.parametrize("engine", ["x86", "onednn"])
+@pytest.mark.parametrize("name", ONEDNN_DEFAULT)
+def test_fx_default_profile_equals_the_x86_and_onednn_engines(name, engine):
+    if "avx512_vnni" not in cpu_flags():
+        pytest.skip(NO_VNNI)
+    torch.backends.quantized.engine = engine
+    model = zoo.quantized_torchvision_fx(name, engine=engine, image_size=64, calibration_batches=2, batch_size=4)
+    inputs = zoo.calibration_data(2, 2, (3, 64, 64), seed=7)
+    module = qnnpy.from_torch(model, (inputs[0],))
+    report = qnnpy.compare(model, module, inputs, profiles=[default_profile()])
+    assert report.all_identical(default_profile()), report.table()
