@@ -211,6 +211,13 @@ _add(_aten._native_batch_norm_legit_no_training.default, f(2, 3, 4, 4), f(3, see
      f(3, seed=3), f(3, lo=0.5, hi=2, seed=4), 0.1, 1e-5, constant=(1, 2, 3, 4), part=0)
 _add(_aten.native_group_norm.default, f(2, 6, 4, 4), f(6, seed=1), f(6, seed=2), 2, 6, 16, 3, 1e-5,
      constant=(1, 2), part=0)
+# Statistics of the input: instance norm's decomposition (its batch folded into the channels), and running ones.
+_add(_aten._native_batch_norm_legit.no_stats, f(1, 6, 4, 4), f(6, seed=1), f(6, seed=2), True, 0.1, 1e-5,
+     constant=(1, 2), part=0)
+_add(_aten._native_batch_norm_legit.default, f(2, 3, 4, 4), f(3, seed=1), f(3, seed=2), f(3, seed=3),
+     f(3, lo=0.5, hi=2, seed=4), False, 0.1, 1e-5, constant=(1, 2, 3, 4), part=0)
+_add(_aten.instance_norm.default, f(2, 3, 5, 5), f(3, seed=1), f(3, seed=2), None, None, True, 0.1, 1e-5, False,
+     constant=(1, 2))
 _add(_aten.max_pool2d_with_indices.default, f(1, 2, 7, 7), [3, 3], [2, 2], [1, 1], [1, 1], True, part=0)
 _add(_aten.max_pool2d_with_indices.default, f(1, 2, 9, 9), [2, 2], [1, 1], [0, 0], [2, 2], False, part=0)
 _add(_aten.avg_pool2d.default, f(1, 2, 7, 7), [3, 3], [2, 2], [1, 1], True, False)
@@ -308,8 +315,7 @@ NOT_CONVERTED: dict[str, str] = {
     **{name: _TRAINING for name in (
         "_adaptive_avg_pool2d_backward.default", "avg_pool2d_backward.default", "convolution_backward.default",
         "embedding_dense_backward.default", "max_pool2d_with_indices_backward.default",
-        "native_group_norm_backward.default", "native_layer_norm_backward.default", "_native_batch_norm_legit.default",
-        "_native_batch_norm_legit.no_stats")},
+        "native_group_norm_backward.default", "native_layer_norm_backward.default")},
     **{name: _RANDOM for name in ("rand.default", "randn.default", "randperm.default", "native_dropout.default")},
     **{name: _SYMBOLIC for name in ("sym_numel.default", "sym_size.int", "sym_storage_offset.default", "sym_stride.int",
                                     "sym_is_contiguous.default")},

@@ -80,7 +80,7 @@ def _why_unsupported(ctx: ConversionContext, node: torch.fx.Node) -> str:
         return "random sampling: its value changes from run to run"
     if name in _DATA_DEPENDENT:
         return "its output's shape or value depends on the input values (a static module cannot express it)"
-    if name.endswith("_backward") or name in ("native_dropout", "_native_batch_norm_legit"):
+    if name.endswith("_backward") or name == "native_dropout":
         return "training only"
     if ctx.example(node).is_quantized:
         return "no integer form in qnnpy"

@@ -155,9 +155,15 @@ def native_layer_norm(ctx: ConversionContext, parent: torch.fx.Node, index: int,
 
 
 def _batch_norm(ctx: ConversionContext, node: torch.fx.Node, args: dict[str, Any]) -> int:
-    if args.get("training"):
-        raise refuse(ctx, node, "batch_norm in training mode (batch statistics) is not supported; convert in eval mode")
     x = args["input"]
+    if args.get("training"):
+        # Statistics of the input itself: over one sample (instance_norm's decomposition reshapes the batch into
+        # the channels) each channel is normalized over its own values, a group norm with a group per channel.
+        shape = ctx.example(x).shape
+        if shape[0] != 1:
+            raise refuse(ctx, node, f"batch_norm with the statistics of a batch of {shape[0]} samples (training=True) "
+                                    "is not supported: its output depends on the other samples of the batch")
+        return _group_norm(ctx, node, x, shape[1], args["weight"], args["bias"], args["eps"])
     channels = [ctx.example(x).shape[1]]
     params = {"bn_weight": _norm_part(ctx, node, args["weight"], channels, 1.0, "weight"),
               "bn_bias": _norm_part(ctx, node, args["bias"], channels, 0.0, "bias"),
@@ -173,7 +179,9 @@ def convert_batch_norm(ctx: ConversionContext, node: torch.fx.Node) -> int:
 
 
 def batch_norm_output(ctx: ConversionContext, parent: torch.fx.Node, index: int, node: torch.fx.Node) -> int:
-    """Output 0 of _native_batch_norm_legit_no_training / native_batch_norm: ``float_batch_norm``."""
+    """Output 0 of _native_batch_norm_legit (with or without running statistics), its no_training form and
+    native_batch_norm: ``float_batch_norm``, or with training=True (the input's own statistics) over one sample
+    ``float_group_norm`` (_batch_norm)."""
     if index != 0:
         raise refuse(ctx, node, "the saved mean / invstd outputs of batch_norm (training only) are not supported")
     return _batch_norm(ctx, node, bind(parent))
@@ -193,6 +201,17 @@ def convert_group_norm(ctx: ConversionContext, node: torch.fx.Node) -> int:
     """group_norm(x, num_groups, weight, bias, eps): ``float_group_norm``."""
     args = bind(node)
     return _group_norm(ctx, node, args["input"], args["num_groups"], args["weight"], args["bias"], args["eps"])
+
+
+def convert_instance_norm(ctx: ConversionContext, node: torch.fx.Node) -> int:
+    """instance_norm(x, weight, bias, running_mean, running_var, use_input_stats, momentum, eps): with the input's
+    statistics (nn.InstanceNorm's default, in eval mode too) each sample's channels are normalized over their
+    own values, ``float_group_norm`` with one group per channel; with running statistics ``float_batch_norm``."""
+    args = bind(node)
+    x = args["input"]
+    if args["use_input_stats"]:
+        return _group_norm(ctx, node, x, ctx.example(x).shape[1], args["weight"], args["bias"], args["eps"])
+    return _batch_norm(ctx, node, {**args, "training": False})
 
 
 def native_group_norm(ctx: ConversionContext, parent: torch.fx.Node, index: int, node: torch.fx.Node) -> int:
@@ -317,6 +336,7 @@ def layer_converters() -> dict[Any, Converter]:
         _aten.layer_norm.default: convert_layer_norm,
         _aten.batch_norm.default: convert_batch_norm,
         _aten.group_norm.default: convert_group_norm,
+        _aten.instance_norm.default: convert_instance_norm,
         _aten.max_pool2d.default: convert_max_pool2d,
         _aten.avg_pool2d.default: convert_avg_pool2d,
         _aten.adaptive_avg_pool2d.default: convert_adaptive_avg_pool2d,
@@ -336,6 +356,8 @@ def layer_converters() -> dict[Any, Converter]:
 LAYER_TUPLE_OUTPUTS = {
     _aten.native_layer_norm.default: native_layer_norm,
     _aten._native_batch_norm_legit_no_training.default: batch_norm_output,
+    _aten._native_batch_norm_legit.default: batch_norm_output,
+    _aten._native_batch_norm_legit.no_stats: batch_norm_output,
     _aten.native_batch_norm.default: batch_norm_output,
     _aten.native_group_norm.default: native_group_norm,
     _aten.max_pool2d_with_indices.default: max_pool2d_with_indices,
