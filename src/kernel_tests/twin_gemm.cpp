@@ -1,6 +1,7 @@
 // Twin checks of the two GEMMs (and the u8 x s8 one with its requantization fused, where a set has
-// it), the byte clamp that prepares the u8 x s8 GEMM's input and the window columns that the
-// implicit-GEMM conv reads in runs.
+// it), the byte clamp that prepares the u8 x s8 GEMM's input, the window columns that the
+// implicit-GEMM conv reads in runs, and the grouped linears' float sums of GEMM results.
+#include <cstring>
 #include <string>
 
 #include "kernel_tests/twin_check.h"
@@ -134,7 +135,30 @@ void check_clamp(TwinContext& ctx, int64_t n) {
 
 }  // namespace
 
+// add_group_sums over any int32 accumulators, sums, offsets and zero points (the int32 terms wrap alike), with
+// scales of either sign.
+void check_group_sums(TwinContext& ctx, int64_t n) {
+  std::vector<int32_t> acc(n), w_sum(n), w_zero_point(n);
+  std::vector<float> scale(n), want(n), got(n);
+  for (int64_t j = 0; j < n; ++j) {
+    acc[j] = static_cast<int32_t>(ctx.uniform(INT32_MIN, INT32_MAX));
+    w_sum[j] = static_cast<int32_t>(ctx.uniform(-4096, 4096));
+    w_zero_point[j] = static_cast<int32_t>(ctx.uniform(-8, 7));
+    scale[j] = ctx.uniform_float(-0.05f, 0.05f);
+    want[j] = got[j] = ctx.uniform_float(-1.0e4f, 1.0e4f);
+  }
+  const GroupSumParams p{w_sum.data(), w_zero_point.data(), scale.data(), static_cast<int32_t>(ctx.uniform(0, 255)),
+                         static_cast<int32_t>(ctx.uniform(-8192, 8192))};
+  ctx.ref.add_group_sums(acc.data(), n, p, want.data());
+  ctx.simd.add_group_sums(acc.data(), n, p, got.data());
+  std::vector<int32_t> want_bits(n), got_bits(n);
+  std::memcpy(want_bits.data(), want.data(), n * sizeof(float));
+  std::memcpy(got_bits.data(), got.data(), n * sizeof(float));
+  ctx.expect_equal(want_bits, got_bits, "add_group_sums n=" + std::to_string(n));
+}
+
 void twin_gemm(TwinContext& ctx) {
+  for (int64_t n : {1, 7, 8, 9, 31, 64, 100}) check_group_sums(ctx, n);
   const int64_t ms[] = {1, 2, 3, 5, 6, 7, 8, 13, 64};
   const int64_t ks[] = {1, 3, 4, 9, 16, 21, 27, 64, 75};  // k quads left over a 16-byte step: 0 to 3
   const int64_t ns[] = {1, 5, 16, 17, 33, 64};

@@ -334,7 +334,8 @@ const KernelSet& scalar_kernels() {
                               avg_pool2d_scalar, batch_norm_scalar, gemm_u8s8_scalar, clamp_u8_scalar,
                               false,             gemm_u8s8_runs_scalar, window_columns_scalar, winograd_input_scalar,
                               winograd_output_scalar, false,   interleave4_scalar,
-                              depthwise_quads_scalar, false,   interleave_planes_scalar, nullptr};
+                              depthwise_quads_scalar, false,   interleave_planes_scalar, nullptr,
+                              nullptr,           add_group_sums_scalar};
   return k;
 }
 
@@ -346,7 +347,8 @@ const KernelSet& avx2_kernels() {
                               avg_pool2d_avx2, batch_norm_avx2, gemm_u8s8_avx2, clamp_u8_avx2,
                               false,           gemm_u8s8_runs_avx2, window_columns_avx2, winograd_input_avx2,
                               winograd_output_avx2, true,      interleave4_avx2,
-                              depthwise_quads_avx2, true,      interleave_planes_avx2, nullptr};
+                              depthwise_quads_avx2, true,      interleave_planes_avx2, nullptr,
+                              nullptr,        add_group_sums_avx2};
   return k;
 }
 

@@ -262,6 +262,17 @@ struct WinogradOutput {
   int64_t tiles, n, plane, y_row;
 };
 
+// One group's share of a grouped-int8 linear's float sums (torchao's 8da4w, runtime/affine_linear.cpp): for
+// j < n, sums[j] = fl(sums[j] + fl(scale[j] * float(acc[j] - offset * w_sum[j] - w_zero_point[j] * centered))),
+// the int32 arithmetic wrapping (acc: the group's GEMM of the offset input, w_sum and w_zero_point: the weight's
+// group sums and zero points, offset and centered: the row's terms).
+struct GroupSumParams {
+  const int32_t* w_sum;
+  const int32_t* w_zero_point;
+  const float* scale;
+  int32_t offset, centered;
+};
+
 struct KernelSet {
   // c[m][j] = sum_k a[m][k] * b[k][j]; a is m x kp int16 (kp even), b packed by pack_b.
   void (*gemm_s16)(const int16_t* a, int64_t m, int64_t kp, const int16_t* b_packed, int64_t n, int32_t* c, int64_t ldc);
@@ -341,6 +352,8 @@ struct KernelSet {
   // a 2048 x 5632 8da4w linear of one row, 7.4 ms on the tiles, 1.4 ms on vpdpbusd).
   void (*gemm_u8s8_few_rows)(const uint8_t* a, int64_t m, int64_t kq, const int8_t* b_packed, int64_t n, int32_t* c,
                              int64_t ldc) = nullptr;
+  // GroupSumParams above.
+  void (*add_group_sums)(const int32_t* acc, int64_t n, const GroupSumParams& p, float* sums) = nullptr;
 };
 
 constexpr int64_t kFewRows = 16;

@@ -181,16 +181,12 @@ const char* AffineLinear::run_grouped_int8(const OpArgs& a, const float* x, int6
     std::vector<float> sum(static_cast<size_t>(rows * width), 0.0f);
     for (int64_t gi = 0; gi < groups; ++gi) {
       gemm(q.data() + gi * rows * kq_, rows, kq_, packed_.data() + gi * packed_size + c0 * kq_, width, acc.data(), width);
-      const int32_t* ws = weight_sums_.data() + gi * n_ + c0;
-      const int32_t* zw = group_zero_point_.data() + gi * n_ + c0;
-      const float* sw = group_scale_.data() + gi * n_ + c0;
       for (int64_t r = 0; r < rows; ++r) {
         const int32_t zx = row_zero_point[r], qs = q_sums[r * groups + gi];
-        const int32_t* ar = acc.data() + r * width;
-        float* sr = sum.data() + r * width;
         // sum (q - zx)(w - zw) = sum (q + 128) w - (128 + zx) W - zw (Q - group zx), W and Q the group's sums.
-        const int32_t offset = 128 + zx, centered = qs - static_cast<int32_t>(group_) * zx;
-        for (int64_t j = 0; j < width; ++j) sr[j] += sw[j] * static_cast<float>(ar[j] - offset * ws[j] - zw[j] * centered);
+        const GroupSumParams p{weight_sums_.data() + gi * n_ + c0, group_zero_point_.data() + gi * n_ + c0,
+                               group_scale_.data() + gi * n_ + c0, 128 + zx, qs - static_cast<int32_t>(group_) * zx};
+        a.k.add_group_sums(acc.data() + r * width, width, p, sum.data() + r * width);
       }
     }
     for (int64_t r = 0; r < rows; ++r) {

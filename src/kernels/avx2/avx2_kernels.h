@@ -40,4 +40,6 @@ void avg_pool2d_avx2(const uint8_t* x, const Pool2dShape& s, bool is_signed, con
 void batch_norm_avx2(const uint8_t* x, int64_t pixels, int64_t c, bool is_signed, const BatchNormParams& p,
                       uint8_t* out);
 
+void add_group_sums_avx2(const int32_t* acc, int64_t n, const GroupSumParams& p, float* sums);
+
 }  // namespace qnnpy

@@ -11,7 +11,8 @@ const KernelSet& neon_kernels() {
                               avg_pool2d_neon,  batch_norm_neon, gemm_u8s8_neon,    clamp_u8_neon,
                               false,            nullptr,          nullptr,             winograd_input_scalar,
                               winograd_output_scalar, false,   nullptr,
-                              nullptr,          false,           interleave_planes_scalar, nullptr};
+                              nullptr,          false,           interleave_planes_scalar, nullptr,
+                              nullptr,          add_group_sums_scalar};
   return k;
 }
 

@@ -66,4 +66,6 @@ int32_t batch_norm_one(int32_t q, float alpha, float beta, const BatchNormParams
 // One element of QNNPACK's fixed-point add.
 int32_t add_fixed_one(int32_t qa, int32_t qb, const AddFixedParams& p);
 
+void add_group_sums_scalar(const int32_t* acc, int64_t n, const GroupSumParams& p, float* sums);
+
 }  // namespace qnnpy
