@@ -218,6 +218,13 @@ _add(_aten._native_batch_norm_legit.default, f(2, 3, 4, 4), f(3, seed=1), f(3, s
      f(3, lo=0.5, hi=2, seed=4), False, 0.1, 1e-5, constant=(1, 2, 3, 4), part=0)
 _add(_aten.instance_norm.default, f(2, 3, 5, 5), f(3, seed=1), f(3, seed=2), None, None, True, 0.1, 1e-5, False,
      constant=(1, 2))
+# Sampling points past the borders (|grid| up to 1.4) under every padding mode, bilinear and nearest, both corner
+# conventions; the grid an input (RAFT's flow) or a constant.
+for _mode, _padding, _align in ((0, 0, False), (0, 1, True), (0, 2, False), (0, 2, True), (1, 0, True), (1, 2, False)):
+    _add(_aten.grid_sampler_2d.default, f(2, 3, 6, 7), f(2, 5, 4, 2, lo=-1.4, hi=1.4, seed=_mode + 2 * _padding),
+         _mode, _padding, _align)
+_add(_aten.grid_sampler_2d.default, f(1, 2, 5, 5), f(1, 3, 3, 2, lo=-1, hi=1, seed=9), 0, 0, False, constant=(1,))
+_add(_aten.grid_sampler.default, f(1, 2, 5, 5), f(1, 3, 3, 2, lo=-1.2, hi=1.2, seed=10), 1, 1, False)
 _add(_aten.max_pool2d_with_indices.default, f(1, 2, 7, 7), [3, 3], [2, 2], [1, 1], [1, 1], True, part=0)
 _add(_aten.max_pool2d_with_indices.default, f(1, 2, 9, 9), [2, 2], [1, 1], [0, 0], [2, 2], False, part=0)
 _add(_aten.avg_pool2d.default, f(1, 2, 7, 7), [3, 3], [2, 2], [1, 1], True, False)
@@ -334,7 +341,6 @@ NOT_CONVERTED: dict[str, str] = {
     "max_pool3d_with_indices.default": "3-D pooling (video models); no float form yet",
     "col2im.default": "no float form yet",
     "diagonal.default": "no float form yet",
-    "grid_sampler_2d.default": "no float form yet",
     "masked_scatter.default": "a scatter with a data-dependent count of values; no float form yet",
 }
 

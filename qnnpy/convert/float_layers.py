@@ -311,6 +311,19 @@ def _upsample(ir_op: str) -> Converter:
     return convert
 
 
+def convert_grid_sample(ctx: ConversionContext, node: torch.fx.Node) -> int:
+    """grid_sampler_2d(x, grid, interpolation_mode, padding_mode, align_corners) of an NCHW float tensor:
+    ``float_grid_sample`` (bilinear or nearest; zeros, border or reflection padding)."""
+    args = bind(node)
+    if int(args["interpolation_mode"]) not in (0, 1):
+        raise refuse(ctx, node, "bicubic grid sampling is not supported (bilinear and nearest are)")
+    if rank_of(ctx, args["input"]) != 4:
+        raise refuse(ctx, node, "grid sampling of a rank-5 (volumetric) input is not supported")
+    return ctx.add_plain(node, "float_grid_sample", operands(ctx, node, [args["input"], args["grid"]], "float32"),
+                         ints={"mode": [int(args["interpolation_mode"])], "padding_mode": [int(args["padding_mode"])],
+                               "align_corners": [int(bool(args["align_corners"]))]})
+
+
 def convert_softmax(ctx: ConversionContext, node: torch.fx.Node) -> int:
     """softmax / _softmax of a float tensor along dim (half_to_float False, dtype None or float32)."""
     args = bind(node)
@@ -347,6 +360,8 @@ def layer_converters() -> dict[Any, Converter]:
         _aten.upsample_nearest2d.default: _upsample("float_upsample_nearest2d"),
         _aten.upsample_bilinear2d.vec: _upsample("float_upsample_bilinear2d"),
         _aten.upsample_bilinear2d.default: _upsample("float_upsample_bilinear2d"),
+        _aten.grid_sampler_2d.default: convert_grid_sample,
+        _aten.grid_sampler.default: convert_grid_sample,
         _aten._softmax.default: convert_softmax,
         _aten.softmax.int: convert_softmax,
     }

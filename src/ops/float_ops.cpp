@@ -4,7 +4,7 @@
 // holds it: int8 with its qparams (dequantized by the op as PyTorch's dequantize_per_channel
 // does), or float32 when the quantizer left the layer unannotated; the bias is float32
 // (param "bias_float"). float_clamp clips to ["min", "max"], float_adaptive_avg_pool2d pools to
-// "output_size". They are emitted as float Relax ops and run in float32 by the runtime
+// "output_size", float_grid_sample samples its first input at the points of its second. They are emitted as float Relax ops and run in float32 by the runtime
 // (src/runtime/ops/float_*.cpp); the element-wise, movement, reduction and spatial float ops
 // have files of their own (float_unary.cpp, float_binary.cpp, ...). An int8-weight
 // float_conv2d / float_linear whose input is a dequantized 8-bit tensor also takes that tensor
@@ -16,6 +16,7 @@
 #include "emit/emitter.h"
 #include "ops/op_def.h"
 #include "runtime/ops/float_runners.h"
+#include "runtime/ops/float_spatial_runners.h"
 
 namespace qnnpy {
 namespace {
@@ -98,6 +99,26 @@ Shape float_adaptive_avg_pool2d_rule(const Checker& c, const Value&) {
   return {c.in(0).shape[0], c.in(0).shape[1], size[0], size[1]};
 }
 
+// float_grid_sample: x (N, C, H, W) sampled at grid (N, H_out, W_out, 2), each point (x, y) in [-1, 1] (PyTorch's
+// grid_sampler_2d): "mode" 0 bilinear / 1 nearest, "padding_mode" 0 zeros / 1 border / 2 reflection,
+// "align_corners" 0 / 1.
+Shape float_grid_sample_rule(const Checker& c, const Value&) {
+  c.inputs(2);
+  c.rank(c.in(0), 4);
+  c.rank(c.in(1), 4);
+  const Shape &x = c.in(0).shape, &grid = c.in(1).shape;
+  if (grid[0] != x[0] || grid[3] != 2) {
+    c.fail("grid must be (" + std::to_string(x[0]) + ", H_out, W_out, 2), got " + shape_str(grid));
+  }
+  const int64_t mode = c.n.int_attr("mode"), padding = c.n.int_attr("padding_mode"), align = c.n.int_attr("align_corners");
+  if (mode < 0 || mode > 1) c.fail("mode must be 0 (bilinear) or 1 (nearest), got " + std::to_string(mode));
+  if (padding < 0 || padding > 2) {
+    c.fail("padding_mode must be 0 (zeros), 1 (border) or 2 (reflection), got " + std::to_string(padding));
+  }
+  if (align != 0 && align != 1) c.fail("align_corners must be 0 or 1, got " + std::to_string(align));
+  return {x[0], x[1], grid[1], grid[2]};
+}
+
 // --- emission: float Relax ops on the float inputs -------------------------------
 
 // The float bias, a float32 function parameter, added along axis 1 of a rank-`rank` result.
@@ -143,6 +164,18 @@ void float_adaptive_avg_pool2d_emit(Emitter& e, const Node& n) {
   e.line(e.out_name(n), "R.nn.adaptive_avg_pool2d(" + e.in_name(n, 0) + ", output_size=" + int_list(n.ints_attr("output_size")) + ")");
 }
 
+// Relax's grid_sample (TVM 0.27) takes the grid as (N, 2, H_out, W_out), whatever its docstring says (checked
+// against PyTorch in tests/test_core_aten_ops.py): PyTorch's grid is permuted.
+void float_grid_sample_emit(Emitter& e, const Node& n) {
+  static const char* const kModes[] = {"bilinear", "nearest"};
+  static const char* const kPaddings[] = {"zeros", "border", "reflection"};
+  const std::string grid = e.emit(e.out_name(n) + "_grid", "R.permute_dims(" + e.in_name(n, 1) + ", [0, 3, 1, 2])");
+  e.line(e.out_name(n), "R.image.grid_sample(" + e.in_name(n, 0) + ", " + grid + ", method=\"" +
+                            kModes[n.int_attr("mode")] + "\", layout=\"NCHW\", padding_mode=\"" +
+                            kPaddings[n.int_attr("padding_mode")] + "\", align_corners=" +
+                            (n.int_attr("align_corners") ? "True" : "False") + ")");
+}
+
 }  // namespace
 
 std::vector<OpDef> float_ops() {
@@ -154,6 +187,8 @@ std::vector<OpDef> float_ops() {
       {"float_clamp", OpKind::Float, float_clamp_rule, float_clamp_emit, function_runner<run_float_clamp>},
       {"float_adaptive_avg_pool2d", OpKind::Float, float_adaptive_avg_pool2d_rule, float_adaptive_avg_pool2d_emit,
        function_runner<run_float_adaptive_avg_pool2d>},
+      {"float_grid_sample", OpKind::Float, float_grid_sample_rule, float_grid_sample_emit,
+       function_runner<run_float_grid_sample>},
   };
 }
 

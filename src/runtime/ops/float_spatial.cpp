@@ -200,3 +200,71 @@ void run_float_group_norm(const OpArgs& a) {
 }
 
 }  // namespace qnnpy
+
+namespace qnnpy {
+namespace {
+
+// aten/src/ATen/native/GridSampler.h: grid_sampler_unnormalize, clip_coordinates, reflect_coordinates and
+// grid_sampler_compute_source_index, in float32.
+float grid_source_index(float coord, int64_t size, int64_t padding, bool align) {
+  coord = align ? ((coord + 1) / 2) * static_cast<float>(size - 1) : ((coord + 1) * static_cast<float>(size) - 1) / 2;
+  if (padding == 0) return coord;
+  if (padding == 2) {
+    // Reflected about the borders (the pixel centres with align_corners, else the image's edges), then clipped.
+    const int64_t twice_low = align ? 0 : -1, twice_high = align ? 2 * (size - 1) : 2 * size - 1;
+    if (twice_low == twice_high) return 0.0f;
+    const float low = static_cast<float>(twice_low) / 2, span = static_cast<float>(twice_high - twice_low) / 2;
+    const float in = std::fabs(coord - low);
+    const float extra = std::fmod(in, span);
+    const auto flips = static_cast<int64_t>(std::floor(in / span));
+    coord = flips % 2 == 0 ? extra + low : span - extra + low;
+  }
+  return std::min(static_cast<float>(size - 1), std::max(coord, 0.0f));
+}
+
+}  // namespace
+
+// aten/src/ATen/native/GridSampler.cpp (grid_sampler_2d_cpu_fallback): bilinear blends the four pixels around
+// (ix, iy) with weights nw = (ix_se - ix)(iy_se - iy), ne, sw, se, in that order, skipping those outside the
+// image; nearest takes the pixel at (rne(ix), rne(iy)); outside the image a tap reads 0.
+void run_float_grid_sample(const OpArgs& a) {
+  const Shape &x = a.in(0).shape, &g = a.in(1).shape;
+  const int64_t n = x[0], c = x[1], h = x[2], w = x[3], oh = g[1], ow = g[2];
+  const int64_t padding = a.node.int_attr("padding_mode");
+  const bool align = a.node.int_attr("align_corners") != 0, nearest = a.node.int_attr("mode") == 1;
+  const float* in = a.in_buf(0).f.data();
+  const float* grid = a.in_buf(1).f.data();
+  std::vector<float>& y = a.out_buf().f;
+  y.resize(static_cast<size_t>(n * c * oh * ow));
+  auto inside = [&](int64_t yy, int64_t xx) { return yy >= 0 && yy < h && xx >= 0 && xx < w; };
+  for (int64_t b = 0; b < n; ++b) {
+    for (int64_t p = 0; p < oh * ow; ++p) {
+      // Beyond one pixel outside the image every tap reads 0: clamped there (NaN too), the coordinates stay
+      // within int64 and sample the same zeros.
+      const float ix = std::fmin(std::fmax(grid_source_index(grid[(b * oh * ow + p) * 2], w, padding, align), -2.0f),
+                                 static_cast<float>(w + 1));
+      const float iy = std::fmin(std::fmax(grid_source_index(grid[(b * oh * ow + p) * 2 + 1], h, padding, align), -2.0f),
+                                 static_cast<float>(h + 1));
+      for (int64_t ch = 0; ch < c; ++ch) {
+        const float* plane = in + (b * c + ch) * h * w;
+        float v = 0.0f;
+        if (nearest) {
+          const auto xn = static_cast<int64_t>(std::nearbyint(ix)), yn = static_cast<int64_t>(std::nearbyint(iy));
+          if (inside(yn, xn)) v = plane[yn * w + xn];
+        } else {
+          const float x0 = std::floor(ix), y0 = std::floor(iy), x1 = x0 + 1, y1 = y0 + 1;
+          const auto xw = static_cast<int64_t>(x0), yn = static_cast<int64_t>(y0);
+          const float nw = (x1 - ix) * (y1 - iy), ne = (ix - x0) * (y1 - iy);
+          const float sw = (x1 - ix) * (iy - y0), se = (ix - x0) * (iy - y0);
+          if (inside(yn, xw)) v += plane[yn * w + xw] * nw;
+          if (inside(yn, xw + 1)) v += plane[yn * w + xw + 1] * ne;
+          if (inside(yn + 1, xw)) v += plane[(yn + 1) * w + xw] * sw;
+          if (inside(yn + 1, xw + 1)) v += plane[(yn + 1) * w + xw + 1] * se;
+        }
+        y[((b * c + ch) * oh * ow) + p] = v;
+      }
+    }
+  }
+}
+
+}  // namespace qnnpy

@@ -1,6 +1,6 @@
 // Runners of the spatial float ops: float_max_pool2d / float_avg_pool2d (src/ops/pool.cpp),
 // float_upsample_nearest2d / float_upsample_bilinear2d (src/ops/shape.cpp), float_batch_norm /
-// float_group_norm (src/ops/norm.cpp). float32 NCHW in logical order, the formulas of PyTorch's CPU
+// float_group_norm (src/ops/norm.cpp), float_grid_sample (src/ops/float_ops.cpp). float32 NCHW in logical order, the formulas of PyTorch's CPU
 // kernels (each runner names its source).
 #pragma once
 
@@ -19,5 +19,6 @@ void run_float_upsample_nearest2d(const OpArgs& a);
 void run_float_upsample_bilinear2d(const OpArgs& a);
 void run_float_batch_norm(const OpArgs& a);
 void run_float_group_norm(const OpArgs& a);
+void run_float_grid_sample(const OpArgs& a);
 
 }  // namespace qnnpy
