@@ -99,16 +99,33 @@ AffineLinear::AffineLinear(const Graph& g, const Node& n, Profile) {
     }
     pack_b_u8s8(b.data(), kq_, n_, packed_.data() + gi * packed_size);
   }
-  if (activation_ == 2) {
-    group_scale_.resize(static_cast<size_t>(groups * n_));
-    group_zero_point_.resize(static_cast<size_t>(groups * n_));
+  if (activation_ == 2) by_chunk(groups, packed_size);
+}
+
+int64_t AffineLinear::chunk_bytes(int64_t c0) const {
+  const int64_t padded_n = packed_b_u8s8_size(kq_, n_) / kq_;
+  return (std::min(padded_n, c0 + kColumnsPerChunk) - c0) * kq_;
+}
+
+void AffineLinear::by_chunk(int64_t groups, int64_t packed_size) {
+  std::vector<int8_t> packed(packed_.size());
+  std::vector<int32_t> sums(weight_sums_.size());
+  group_scale_.resize(static_cast<size_t>(groups * n_));
+  group_zero_point_.resize(static_cast<size_t>(groups * n_));
+  for (int64_t c0 = 0; c0 < n_; c0 += kColumnsPerChunk) {
+    const int64_t width = std::min(n_, c0 + kColumnsPerChunk) - c0, bytes = chunk_bytes(c0);
     for (int64_t gi = 0; gi < groups; ++gi) {
-      for (int64_t c = 0; c < n_; ++c) {
-        group_scale_[gi * n_ + c] = weight_scale_[c * groups + gi];
-        group_zero_point_[gi * n_ + c] = weight_zero_point_[c * groups + gi];
+      std::copy_n(packed_.data() + gi * packed_size + c0 * kq_, bytes, packed.data() + c0 * groups * kq_ + gi * bytes);
+      for (int64_t j = 0; j < width; ++j) {
+        const int64_t at = c0 * groups + gi * width + j, c = c0 + j;
+        sums[at] = weight_sums_[gi * n_ + c];
+        group_scale_[at] = weight_scale_[c * groups + gi];
+        group_zero_point_[at] = weight_zero_point_[c * groups + gi];
       }
     }
   }
+  packed_ = std::move(packed);
+  weight_sums_ = std::move(sums);
 }
 
 const char* AffineLinear::run(const OpArgs& a) const {
@@ -174,18 +191,19 @@ const char* AffineLinear::run_grouped_int8(const OpArgs& a, const float* x, int6
     }
   }
   const Gemm gemm = exact_gemm(a.k, rows);
-  const int64_t packed_size = packed_b_u8s8_size(kq_, n_);
   column_chunks(n_, rows * n_ * k_, a.threads, [&](int64_t c0, int64_t c1) {
-    const int64_t width = c1 - c0;
+    const int64_t width = c1 - c0, bytes = chunk_bytes(c0);
     std::vector<int32_t> acc(static_cast<size_t>(rows * width));
     std::vector<float> sum(static_cast<size_t>(rows * width), 0.0f);
     for (int64_t gi = 0; gi < groups; ++gi) {
-      gemm(q.data() + gi * rows * kq_, rows, kq_, packed_.data() + gi * packed_size + c0 * kq_, width, acc.data(), width);
+      gemm(q.data() + gi * rows * kq_, rows, kq_, packed_.data() + c0 * groups * kq_ + gi * bytes, width, acc.data(),
+           width);
+      const int64_t at = c0 * groups + gi * width;
       for (int64_t r = 0; r < rows; ++r) {
         const int32_t zx = row_zero_point[r], qs = q_sums[r * groups + gi];
         // sum (q - zx)(w - zw) = sum (q + 128) w - (128 + zx) W - zw (Q - group zx), W and Q the group's sums.
-        const GroupSumParams p{weight_sums_.data() + gi * n_ + c0, group_zero_point_.data() + gi * n_ + c0,
-                               group_scale_.data() + gi * n_ + c0, 128 + zx, qs - static_cast<int32_t>(group_) * zx};
+        const GroupSumParams p{weight_sums_.data() + at, group_zero_point_.data() + at, group_scale_.data() + at,
+                               128 + zx, qs - static_cast<int32_t>(group_) * zx};
         a.k.add_group_sums(acc.data() + r * width, width, p, sum.data() + r * width);
       }
     }

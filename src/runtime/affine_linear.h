@@ -32,7 +32,7 @@ namespace qnnpy {
 // float rounding, not bit for bit. The integer sums run on the kernel set's u8 x s8 GEMM where it is exact for
 // any byte (VNNI, AMX), else on the scalar one (the same integers on every set): the input offset by 128 to make
 // it unsigned, as torchao's x86 path does, and 128 * the weight sums taken off. The weight stays int8 (packed for
-// the GEMM in the integer paths, whole rows for W8A8, one packed matrix per group of columns for 8da4w);
+// the GEMM in the integer paths, whole rows for W8A8, one packed matrix per group of columns for 8da4w, chunk by chunk);
 // weight-only rows are dequantized a row at a time.
 // torchao's dequantize_affine of one row of `cols` int8 values, groups of `group` columns: out[i] =
 // fl(float(q[i] - zero_point[g]) * scale[g]) with g = i / group (scale and zero_point point at the row's groups).
@@ -49,6 +49,12 @@ class AffineLinear final : public PreparedOp {
   const char* run_dynamic_int8(const OpArgs& a, const float* x, int64_t rows, float* y) const;
   const char* run_grouped_int8(const OpArgs& a, const float* x, int64_t rows, float* y) const;
   void run_float(const OpArgs& a, const float* x, int64_t rows, float* y) const;
+  // Activation 2: the packed groups, weight sums, scales and zero points reordered chunk by chunk of the columns a
+  // worker takes ([chunk][group][the chunk's columns]), so that a worker reads one contiguous run (group by group
+  // they lie n * kq bytes apart: a TLB miss each on wide layers, a 32000-row lm_head ran at a third of the rate).
+  void by_chunk(int64_t groups, int64_t packed_size);
+  // The packed bytes of one group of the chunk of columns from c0 (its columns rounded up to whole packed blocks).
+  int64_t chunk_bytes(int64_t c0) const;
 
   int64_t n_ = 0, k_ = 0, group_ = 0;
   int activation_ = 0;
@@ -61,8 +67,8 @@ class AffineLinear final : public PreparedOp {
   // one packed matrix per group, each group padded to kq_) and the sums of each row's (group's) values.
   int64_t kq_ = 0;
   std::vector<int8_t> packed_;
-  std::vector<int32_t> weight_sums_;  // activation 1: [c]; activation 2: [g * n + c]
-  // Activation 2: the group scales and zero points laid out [g * n + c], as the epilogue reads them.
+  std::vector<int32_t> weight_sums_;  // activation 1: [c]; activation 2: chunk by chunk (by_chunk)
+  // Activation 2: the group scales and zero points, chunk by chunk (by_chunk), as the epilogue reads them.
   std::vector<float> group_scale_;
   std::vector<int32_t> group_zero_point_;
 };
