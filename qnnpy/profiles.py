@@ -34,6 +34,8 @@ import os
 import sys
 
 PROFILES = ("int32_bias", "fbgemm", "fixed_point", "qnnpack", "onednn", "onednn_amx", "x86", "x86_amx")
+# The profiles that requantize conv and linear layers in oneDNN's order (the x86 ones layer by layer).
+ONEDNN_PROFILES = ("onednn", "onednn_amx", "x86", "x86_amx")
 # The profiles a comparison shows unless told otherwise, with the default profile (the engine's, on this CPU):
 # the params' canonical meaning, PyTorch's fbgemm and qnnpack engines, integer-only hardware.
 SHOWN_PROFILES = ("int32_bias", "fbgemm", "fixed_point", "qnnpack")

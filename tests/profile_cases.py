@@ -3,7 +3,5 @@ in the constants of their conv, linear and transposed-conv layers: onednn (oneDN
 layer) and x86_amx (PyTorch's x86 dispatch, the oneDNN layers with AMX's product scales) cover every rule
 of onednn_amx and x86 too."""
 from qnnpy.profiles import SHOWN_PROFILES
-
-ONEDNN_PROFILES = ("onednn", "onednn_amx", "x86", "x86_amx")
 ONEDNN_DEFAULT_PROFILES = ("onednn", "x86_amx")
 RULE_PROFILES = (*SHOWN_PROFILES, *ONEDNN_DEFAULT_PROFILES)

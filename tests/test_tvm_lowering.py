@@ -13,8 +13,8 @@ from tvm import relax
 
 import qnnpy
 from qnnpy import tvm_bridge, zoo
-from qnnpy.profiles import PROFILES, SHOWN_PROFILES
-from profile_cases import ONEDNN_DEFAULT_PROFILES, ONEDNN_PROFILES
+from qnnpy.profiles import ONEDNN_PROFILES, PROFILES, SHOWN_PROFILES
+from profile_cases import ONEDNN_DEFAULT_PROFILES
 from qnnpy.tvm_bridge import expose_values, lower_integer, lowering_report
 from test_zoo_models import _eager as zoo_eager_model
 

@@ -3,39 +3,31 @@
 #include <stdexcept>
 
 namespace qnnpy {
+namespace {
+
+// Every profile and its name, in the order the error message lists them.
+constexpr struct {
+  Profile profile;
+  const char* name;
+} kProfiles[] = {{Profile::Int32Bias, "int32_bias"}, {Profile::Fbgemm, "fbgemm"},         {Profile::FixedPoint, "fixed_point"},
+                 {Profile::Qnnpack, "qnnpack"},      {Profile::Onednn, "onednn"},         {Profile::OnednnAmx, "onednn_amx"},
+                 {Profile::X86, "x86"},              {Profile::X86Amx, "x86_amx"}};
+
+}  // namespace
 
 Profile parse_profile(const std::string& name) {
-  if (name == "int32_bias") return Profile::Int32Bias;
-  if (name == "fbgemm") return Profile::Fbgemm;
-  if (name == "fixed_point") return Profile::FixedPoint;
-  if (name == "qnnpack") return Profile::Qnnpack;
-  if (name == "onednn") return Profile::Onednn;
-  if (name == "onednn_amx") return Profile::OnednnAmx;
-  if (name == "x86") return Profile::X86;
-  if (name == "x86_amx") return Profile::X86Amx;
-  throw std::invalid_argument("unknown profile '" + name +
-                              "' (expected int32_bias, fbgemm, fixed_point, qnnpack, onednn, onednn_amx, x86 or x86_amx)");
+  std::string names;
+  const size_t count = sizeof(kProfiles) / sizeof(kProfiles[0]);
+  for (size_t i = 0; i < count; ++i) {
+    if (name == kProfiles[i].name) return kProfiles[i].profile;
+    names += (i == 0 ? "" : i + 1 == count ? " or " : ", ") + std::string(kProfiles[i].name);
+  }
+  throw std::invalid_argument("unknown profile '" + name + "' (expected " + names + ")");
 }
 
 const char* profile_name(Profile p) {
-  switch (p) {
-    case Profile::Int32Bias:
-      return "int32_bias";
-    case Profile::Fbgemm:
-      return "fbgemm";
-    case Profile::FixedPoint:
-      return "fixed_point";
-    case Profile::Qnnpack:
-      return "qnnpack";
-    case Profile::Onednn:
-      return "onednn";
-    case Profile::OnednnAmx:
-      return "onednn_amx";
-    case Profile::X86:
-      return "x86";
-    case Profile::X86Amx:
-      return "x86_amx";
-  }
+  for (const auto& entry : kProfiles)
+    if (entry.profile == p) return entry.name;
   return "unknown";
 }
 

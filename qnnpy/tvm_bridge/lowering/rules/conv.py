@@ -23,6 +23,7 @@ import numpy as np
 from tvm.relax import op as R
 
 from qnnpy import _core
+from qnnpy.profiles import ONEDNN_PROFILES
 
 from qnnpy.tvm_bridge.lowering.arith import (centered, dtype_range, fixed_point_requantize, onednn_requantize,
                                               per_channel, requantize)
@@ -87,7 +88,7 @@ def _constants(ctx: Context, island: Island, x: Dequantized, w: Dequantized, bia
     if ctx.node(island.name, "conv2d", "linear") is not None:
         rq = ctx.hints.requantization(island.name, ctx.profile)
         profile = rq["profile"]  # an x86 profile's layer resolves to onednn's or fbgemm's arithmetic
-        float_bias = profile in ("fbgemm", "onednn", "onednn_amx")
+        float_bias = profile == "fbgemm" or profile in ONEDNN_PROFILES
         if not float_bias and bias is not None:
             known = island.bindings.constant(bias.data, "bias") if _known(island, bias.data) else None
             if known is not None and not np.array_equal(known.reshape(-1), rq["ibias"]):
@@ -97,7 +98,7 @@ def _constants(ctx: Context, island: Island, x: Dequantized, w: Dequantized, bia
         onednn = (np.float32(rq["src_scale"]), rq["w_scale"]) if rq["w_scale"].size else None
         return {"mult": rq["mult"], "fbias": fbias, "int_bias": not float_bias, "fixed": fixed, "onednn": onednn,
                 "zp": rq["zp"], "lo": rq["lo"], "hi": rq["hi"]}
-    if not _core.follows_int32_bias_rules(ctx.profile) and ctx.profile != "fbgemm":
+    if ctx.profile in ONEDNN_PROFILES:
         raise NotLowerable(f"profile {ctx.profile} needs the module's hints (a module qnnpy converted)")
     s_w = np.broadcast_to(w.q.scale.reshape(-1), (channels,)).astype(np.float32)
     a = (s_w * s_x).astype(np.float32)
@@ -195,7 +196,7 @@ def lower_conv2d_transpose(ctx: Context, island: Island) -> Any:
     acc = R.nn.conv2d_transpose(centered(x.data, z_x), w.data, strides=attrs.strides, padding=attrs.padding,
                                 output_padding=attrs.output_padding, dilation=attrs.dilation, groups=attrs.groups,
                                 out_dtype="int32")
-    if ctx.profile in ("onednn", "onednn_amx", "x86", "x86_amx"):
+    if ctx.profile in ONEDNN_PROFILES:
         raise NotLowerable(f"transposed convs under profile {ctx.profile} (oneDNN's order) are not lowered")
     if ctx.hints is not None and ctx.profile == "fbgemm":
         return _transposed_fbgemm(ctx, island, acc, x, w, relu)
