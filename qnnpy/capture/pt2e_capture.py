@@ -94,15 +94,48 @@ def _refuse_unsupported(gm: torch.fx.GraphModule) -> None:
                               + "\nQuantize statically (prepare_pt2e with a static config) and export with static shapes.")
 
 
+# Where a tensor lies: its storage's address, then its shape, strides and offset (two nodes with the same
+# placement are one tensor; the same storage otherwise, one is a view of the other).
+_Placement = tuple[int, tuple[int, ...], tuple[int, ...], int]
+
+
 class _Recorder(torch.fx.Interpreter):
     def __init__(self, module: torch.fx.GraphModule):
         super().__init__(module)
         self.values: dict[torch.fx.Node, Any] = {}
+        self.placements: dict[torch.fx.Node, _Placement] = {}
+        self._alive: list[torch.Tensor] = []  # no storage is freed and reused while the placements are compared
 
     def run_node(self, n: torch.fx.Node) -> Any:
         out = super().run_node(n)
         self.values[n] = out.clone() if isinstance(out, torch.Tensor) else out  # in-place ops follow
+        if type(out) in (torch.Tensor, torch.nn.Parameter) and not out.is_quantized:  # not tensor subclasses
+            self.placements[n] = (out.untyped_storage().data_ptr(), tuple(out.shape), out.stride(), out.storage_offset())
+            self._alive.append(out)
         return out
+
+
+def _sharing(writer: torch.fx.Node, placements: dict[torch.fx.Node, _Placement],
+             by_storage: dict[int, list[torch.fx.Node]], order: dict[torch.fx.Node, int]) -> list[torch.fx.Node]:
+    """The nodes converted so far that are the tensor the in-place op ``writer`` writes (its first argument, the
+    results of earlier in-place ops on it, a ``to`` that converted nothing...): later readers of any of them read
+    the written value. A view of another shape sharing its storage that is read later is refused: the rewrite
+    carries whole values, not writes through views."""
+    written = writer.args[0]
+    placement = placements.get(written)
+    if placement is None:
+        return [written]
+    same = []
+    for m in by_storage.get(placement[0], []):
+        other = placements[m]
+        if other[1:] == placement[1:]:
+            same.append(m)
+        elif any(order[u] > order[writer] for u in m.users):
+            raise ConversionError(f"{_where(writer)}: {writer.target} writes a tensor that shares its storage with "
+                                  f"{m.name} (shape {list(other[1])}, a view of it or the tensor it views), which is "
+                                  "read afterwards: writes through views are not supported (write the whole tensor, "
+                                  "or use slice_scatter / index_put)")
+    return same or [written]
 
 
 def _scalar(v: Any) -> float:
@@ -219,7 +252,7 @@ def capture_pt2e(model: torch.fx.GraphModule, example_inputs: tuple[torch.Tensor
     attributes: dict[str, Any] = {}
 
     def mapped(a: torch.fx.Node) -> torch.fx.Node:
-        return env[alias.get(a, a)]
+        return env[a] if a in env else env[alias.get(a, a)]
 
     def through_dequantize(a: torch.fx.Node) -> torch.fx.Node:
         """An island's input: the quantized value under its dequantize (weights stay weights)."""
@@ -241,9 +274,20 @@ def capture_pt2e(model: torch.fx.GraphModule, example_inputs: tuple[torch.Tensor
         new_values[new.name] = value
         return new
 
+    order = {n: i for i, n in enumerate(model.graph.nodes)}
+    by_storage: dict[int, list[torch.fx.Node]] = {}  # the nodes converted so far, by the storage of their tensor
+
+    def done(n: torch.fx.Node) -> None:
+        if n in recorder.placements:
+            by_storage.setdefault(recorder.placements[n][0], []).append(n)
+
     for n in placeholders:
         env[n] = record(graph.placeholder(n.target), n, values[n])
+        done(n)
     for n in model.graph.nodes:
+        if n in alias and n.args[0] in env:
+            env[n] = env[n.args[0]]  # a clone, a detach...: the value it passes on, as it is now
+            done(n)
         if n in skipped or n in alias or n.op == "placeholder":
             continue
         if n.op == "call_module" and not n.users:
@@ -275,7 +319,9 @@ def capture_pt2e(model: torch.fx.GraphModule, example_inputs: tuple[torch.Tensor
             env[n] = record(call(n, n.target, torch.fx.map_arg(n.args, mapped), torch.fx.map_arg(n.kwargs, mapped)),
                             n, value)
         if n.op == "call_function" and functional(n.target) is not n.target and isinstance(n.args[0], torch.fx.Node):
-            env[alias.get(n.args[0], n.args[0])] = env[n]  # later readers of the written tensor read the result
+            for m in _sharing(n, recorder.placements, by_storage, order):
+                env[m] = env[n]  # later readers of the written tensor read the result
+        done(n)
     for node in reversed(graph.nodes):  # what only the islands' dequantizes and the weights' constants used
         if node.op not in ("placeholder", "output") and not node.users:
             graph.erase_node(node)
