@@ -5,8 +5,9 @@ quantized with torchao's ``quantize_``) in transformers' static-cache export mod
 (``transformers.integrations.executorch.TorchExportableModuleWithStaticCache``), captures one decode step
 (one token at a given position) and converts it. The cache buffers the step writes become explicit state: the
 module takes them first and returns them after the logits, so a caller carries them from step to step
-(:class:`Decoder`). :meth:`Decoder.generate` decodes greedily with qnnpy's runtime or any runner with the
-module's signature (TVM's forms: ``tvm_bridge.build(decoder.module, form="kernels")``).
+(:class:`Decoder`). A second module, on ``prefill_chunk`` tokens a call, runs the prompt.
+:meth:`Decoder.generate` decodes greedily with qnnpy's runtime or any runner with the module's signature (TVM's
+forms: ``tvm_bridge.build(decoder.module, form="kernels")``).
 """
 from __future__ import annotations
 
@@ -29,44 +30,69 @@ StepRunner = Callable[..., Sequence[np.ndarray]]
 
 @dataclass
 class Decoder:
-    """One decode step of an LM as a QDQModule with explicit state.
+    """One decode step of an LM as a QDQModule with explicit state, and optionally a prefill module.
 
     ``module`` takes ``(*state, input_ids, cache_position)`` -- the cache buffers (``state_names``: each layer's
     keys, values and position counter), the token ``(1, 1)`` int64 and its position ``(1,)`` int64 -- and returns
     ``(logits, *state)``: the logits ``(1, 1, vocab)`` and the state after the step. ``initial_state`` is the empty
-    cache; ``max_cache_len`` bounds the positions."""
+    cache; ``max_cache_len`` bounds the positions. ``prefill`` (``convert_decoder(..., prefill_chunk=C)``) is the
+    same computation on ``C`` tokens at consecutive positions: ``input_ids (1, C)``, ``cache_position (C,)``,
+    logits ``(1, C, vocab)``."""
 
     module: QDQModule
     state_names: list[str]
     initial_state: list[np.ndarray]
     max_cache_len: int
+    prefill: QDQModule | None = None
+    prefill_chunk: int = 1
 
     def run_step(self, *inputs: np.ndarray) -> list[np.ndarray]:
         """One step in qnnpy's runtime: the module's outputs as arrays (a :data:`StepRunner`)."""
         return [out.dequantized for out in self.module.run(*inputs).outputs]
 
-    def generate(self, prompt: Sequence[int], max_new_tokens: int, runner: StepRunner | None = None) -> list[int]:
-        """Greedy decoding: the prompt's tokens one step each, then ``max_new_tokens`` steps each feeding back the
-        argmax of the last logits; returns the new tokens. ``runner`` (default :meth:`run_step`) runs one step."""
+    def run_prefill(self, *inputs: np.ndarray) -> list[np.ndarray]:
+        """``prefill_chunk`` tokens in one call of qnnpy's runtime: the prefill module's outputs as arrays."""
+        if self.prefill is None:
+            raise ValueError("this decoder has no prefill module: convert it with convert_decoder(..., prefill_chunk=C)")
+        return [out.dequantized for out in self.prefill.run(*inputs).outputs]
+
+    def generate(self, prompt: Sequence[int], max_new_tokens: int, runner: StepRunner | None = None,
+                 prefill_runner: StepRunner | None = None) -> list[int]:
+        """Greedy decoding: the prompt, then ``max_new_tokens`` steps each feeding back the argmax of the last
+        logits; returns the new tokens. ``runner`` (default :meth:`run_step`) runs one step. The prompt runs
+        ``prefill_chunk`` tokens a call through ``prefill_runner`` (default :meth:`run_prefill` where the decoder
+        has a prefill module and ``runner`` is not given), the last chunk padded (its extra positions are written
+        but masked, and overwritten by the steps that follow), else one step a token."""
         if not prompt:
             raise ValueError("generate needs a prompt of at least one token")
         if len(prompt) + max_new_tokens > self.max_cache_len:
             raise ValueError(f"{len(prompt)} prompt tokens and {max_new_tokens} new ones exceed the cache of "
                              f"{self.max_cache_len} positions (convert_decoder's max_cache_len)")
         run = runner or self.run_step
+        if prefill_runner is None and runner is None and self.prefill is not None:
+            prefill_runner = self.run_prefill
+        chunk = self.prefill_chunk if prefill_runner is not None else 1
         state = [s.copy() for s in self.initial_state]
-        tokens: list[int] = []
-        token, position = int(prompt[0]), 0
+        position, logits = 0, np.zeros(0)
+
+        def call(step: StepRunner, ids: Sequence[int], width: int) -> None:
+            nonlocal state, logits, position
+            padded = np.zeros((1, width), np.int64)
+            padded[0, :len(ids)] = ids
+            outputs = step(*state, padded, np.arange(position, position + width, dtype=np.int64))
+            logits = np.asarray(outputs[0]).reshape(width, -1)[len(ids) - 1]
+            state = [np.asarray(s) for s in outputs[1:]]
+            position += len(ids)
+
+        while chunk > 1 and len(prompt) - position > 1 and position + chunk <= self.max_cache_len:
+            call(prefill_runner, prompt[position:position + chunk], chunk)
+        while position < len(prompt):
+            call(run, prompt[position:position + 1], 1)
+        tokens = [int(np.argmax(logits))]
         while len(tokens) < max_new_tokens:
-            outputs = run(*state, np.array([[token]], np.int64), np.array([position], np.int64))
-            logits, state = outputs[0], [np.asarray(s) for s in outputs[1:]]
-            position += 1
-            if position < len(prompt):
-                token = int(prompt[position])
-                continue
-            token = int(np.argmax(logits.reshape(-1)))
-            tokens.append(token)
-        return tokens
+            call(run, tokens[-1:], 1)
+            tokens.append(int(np.argmax(logits)))
+        return tokens[:max_new_tokens]
 
 
 @contextlib.contextmanager
@@ -95,20 +121,38 @@ def static_cache_module(model: torch.nn.Module, max_cache_len: int) -> torch.nn.
         return TorchExportableModuleWithStaticCache(model, batch_size=1, max_cache_len=max_cache_len)
 
 
-def convert_decoder(model: torch.nn.Module, max_cache_len: int = 128) -> Decoder:
+def _converted_step(model: torch.nn.Module, max_cache_len: int, tokens: int) -> tuple[QDQModule, list[str],
+                                                                                    list[np.ndarray]]:
+    """The static-cache step of ``model`` on ``tokens`` tokens at consecutive positions, converted: the module,
+    its state's names and the empty state."""
+    wrapper = static_cache_module(model, max_cache_len)
+    example: dict[str, Any] = {"input_ids": torch.zeros(1, tokens, dtype=torch.int64),
+                               "cache_position": torch.arange(tokens, dtype=torch.int64)}
+    captured, state = capture_torchao_with_state(wrapper, example)
+    captured.output_names = ["logits", *state.names]
+    return convert_captured(decomposed(captured)), state.names, [v.numpy() for v in state.values]
+
+
+def convert_decoder(model: torch.nn.Module, max_cache_len: int = 128, prefill_chunk: int = 1) -> Decoder:
     """Convert one decode step of a Hugging Face decoder LM quantized with torchao's ``quantize_``, its static
-    KV cache of ``max_cache_len`` positions as explicit state (see :class:`Decoder`)."""
+    KV cache of ``max_cache_len`` positions as explicit state (see :class:`Decoder`). With ``prefill_chunk`` above
+    1 a second module takes that many tokens a call, for the prompt: its GEMMs read each weight once for all of
+    them where the step reads it once a token (the two modules hold their params each)."""
     if getattr(model, "training", False):
         raise ConversionError(f"{type(model).__name__} is in training mode; call model.eval() before converting")
-    wrapper = static_cache_module(model, max_cache_len)
-    layers = torchao_layers(wrapper)
+    if not 1 <= prefill_chunk <= max_cache_len:
+        raise ValueError(f"prefill_chunk={prefill_chunk}: it takes 1 (no prefill module) to max_cache_len "
+                         f"({max_cache_len}) tokens")
+    layers = torchao_layers(static_cache_module(model, max_cache_len))
     if not layers:
         raise ConversionError(f"{type(model).__name__} holds no torchao quantized weights: quantize it with "
                               "torchao.quantization.quantize_ first")
     check_torchao_layers(layers)
-    example: dict[str, Any] = {"input_ids": torch.zeros(1, 1, dtype=torch.int64),
-                               "cache_position": torch.zeros(1, dtype=torch.int64)}
-    captured, state = capture_torchao_with_state(wrapper, example)
-    captured.output_names = ["logits", *state.names]
-    module = convert_captured(decomposed(captured))
-    return Decoder(module, state.names, [v.numpy() for v in state.values], max_cache_len)
+    module, names, initial = _converted_step(model, max_cache_len, 1)
+    decoder = Decoder(module, names, initial, max_cache_len)
+    if prefill_chunk > 1:
+        decoder.prefill, prefill_names, _ = _converted_step(model, max_cache_len, prefill_chunk)
+        decoder.prefill_chunk = prefill_chunk
+        if prefill_names != names:
+            raise ConversionError(f"the prefill module's state {prefill_names} is not the step's {names}")
+    return decoder

@@ -84,6 +84,50 @@ def test_greedy_decode_gives_pytorchs_tokens(kind, config):
         assert got == expected
 
 
+def test_state_after_steps_is_pytorchs():
+    """The state the step returns is what PyTorch's static-cache module holds after the same steps: the position
+    counters exactly (transformers sets each from cache_position, then adds the tokens written through another
+    name of the same tensor), the keys and values to float rounding."""
+    model = _quantized_lm("llama", "w8a8_dynamic")
+    with pytest.warns(UserWarning):
+        decoder = llm.convert_decoder(model, max_cache_len=CACHE)
+    step = llm.static_cache_module(model, CACHE)
+    buffers = dict(step.named_buffers())
+    state = decoder.initial_state
+    for position, token in enumerate(PROMPT):
+        state = decoder.run_step(*state, np.array([[token]], np.int64), np.array([position], np.int64))[1:]
+        with torch.no_grad():
+            step(input_ids=torch.tensor([[token]]), cache_position=torch.tensor([position]))
+    for name, ours in zip(decoder.state_names, state):
+        theirs = buffers[name].numpy()
+        if name.startswith("cumulative_length"):
+            assert np.array_equal(ours, theirs) and int(ours) == len(PROMPT), name
+        else:
+            assert np.abs(ours - theirs).max() <= 1e-4 * np.abs(theirs).max(), name
+
+
+@pytest.mark.parametrize("kind,config", [("llama", "w8a8_dynamic"), ("qwen2", "executorch_8da4w")])
+def test_prefill_in_chunks_computes_the_steps(kind, config):
+    """A prompt of 11 tokens through a prefill module of 8 (one chunk, then 3 tokens padded to 8): its logits at
+    every prompt position equal the step-by-step ones bit for bit (every op but attention works row by row, and
+    attention masks the positions after each token), and greedy decoding gives the same tokens."""
+    model = _quantized_lm(kind, config)
+    with pytest.warns(UserWarning):
+        decoder = llm.convert_decoder(model, max_cache_len=CACHE, prefill_chunk=8)
+    prompt = [3, 17, 42, 9, 1, 60, 7, 7, 100, 5, 12]
+    state, chunks = decoder.initial_state, []
+    for start in (0, 8):
+        ids = np.zeros((1, 8), np.int64)
+        ids[0, :len(prompt[start:start + 8])] = prompt[start:start + 8]
+        outputs = decoder.run_prefill(*state, ids, np.arange(start, start + 8, dtype=np.int64))
+        chunks.append(outputs[0].reshape(8, -1))
+        state = outputs[1:]
+    stepwise = np.stack(_ours_steps(decoder, prompt))
+    assert np.array_equal(np.concatenate(chunks)[:len(prompt)], stepwise)
+    steps_only = llm.Decoder(decoder.module, decoder.state_names, decoder.initial_state, decoder.max_cache_len)
+    assert decoder.generate(prompt, 16) == steps_only.generate(prompt, 16)
+
+
 def test_kernels_form_decodes_as_the_runtime():
     pytest.importorskip("tvm")
     from qnnpy import tvm_bridge
@@ -104,3 +148,7 @@ def test_refusals():
         decoder = llm.convert_decoder(model, max_cache_len=8)
     with pytest.raises(ValueError, match="exceed the cache of 8 positions"):
         decoder.generate(PROMPT, 5)
+    with pytest.raises(ValueError, match="no prefill module"):
+        decoder.run_prefill(*decoder.initial_state, np.zeros((1, 2), np.int64), np.arange(2))
+    with pytest.raises(ValueError, match="prefill_chunk=9: it takes 1 .* to max_cache_len"):
+        llm.convert_decoder(model, max_cache_len=8, prefill_chunk=9)

@@ -76,7 +76,9 @@ void run_float_gelu(const OpArgs& a) {
 }
 
 // out[b, m, n] = sum over k in index order of x[b', m, k] * y[b'', k, n], b' and b'' the batch
-// indices of the inputs broadcast to the output's batch axes (torch.matmul).
+// indices of the inputs broadcast to the output's batch axes (torch.matmul). Each output starts at
+// 0 and adds its products k by k; the loop runs over n innermost (rows of y read in order, the
+// adds independent across n), which leaves every output's order of adds as it is.
 void run_float_matmul(const OpArgs& a) {
   const Shape &xs = a.in(0).shape, &ys = a.in(1).shape, &out_shape = a.out().shape;
   const int64_t m_size = xs[xs.size() - 2], k_size = xs.back(), n_size = ys.back();
@@ -92,10 +94,12 @@ void run_float_matmul(const OpArgs& a) {
                        const float* rhs = y.data() + by * k_size * n_size;
                        float* dst = out.data() + b * m_size * n_size;
                        for (int64_t m = 0; m < m_size; ++m) {
-                         for (int64_t n = 0; n < n_size; ++n) {
-                           float sum = 0.0f;
-                           for (int64_t k = 0; k < k_size; ++k) sum += lhs[m * k_size + k] * rhs[k * n_size + n];
-                           dst[m * n_size + n] = sum;
+                         float* row = dst + m * n_size;
+                         std::fill(row, row + n_size, 0.0f);
+                         for (int64_t k = 0; k < k_size; ++k) {
+                           const float a = lhs[m * k_size + k];
+                           const float* b = rhs + k * n_size;
+                           for (int64_t n = 0; n < n_size; ++n) row[n] += a * b[n];
                          }
                        }
                      });
