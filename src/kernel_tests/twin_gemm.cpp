@@ -157,8 +157,51 @@ void check_group_sums(TwinContext& ctx, int64_t n) {
   ctx.expect_equal(want_bits, got_bits, "add_group_sums n=" + std::to_string(n));
 }
 
+// int4_group_sums on random int4 weights, any int8 input and zero point, with and without weight zero points;
+// the sums' rows ld_sums = n + 3 apart (what lies between is left alone).
+void check_int4_groups(TwinContext& ctx, int64_t m, int64_t k, int64_t group, int64_t n, bool zero_points) {
+  const int64_t groups = k / group, blocks = (n + kInt4Block - 1) / kInt4Block, ld = n + 3;
+  std::vector<int8_t> q(m * k), w(n * k);
+  std::vector<int32_t> zx(m), centered(m * groups), zw(blocks * groups * kInt4Block, 0);
+  std::vector<float> scale(blocks * groups * kInt4Block, 0.0f);
+  for (auto& v : q) v = static_cast<int8_t>(ctx.uniform(-128, 127));
+  for (auto& v : w) v = static_cast<int8_t>(ctx.uniform(-8, 7));
+  for (int64_t r = 0; r < m; ++r) {
+    zx[r] = static_cast<int32_t>(ctx.uniform(-128, 127));
+    for (int64_t g = 0; g < groups; ++g) {
+      int32_t sum = 0;
+      for (int64_t i = g * group; i < (g + 1) * group; ++i) sum += q[r * k + i];
+      centered[r * groups + g] = sum - static_cast<int32_t>(group) * zx[r];
+    }
+  }
+  for (int64_t col = 0; col < n; ++col)
+    for (int64_t g = 0; g < groups; ++g) {
+      const int64_t at = (col / kInt4Block * groups + g) * kInt4Block + col % kInt4Block;
+      scale[at] = ctx.uniform_float(-0.05f, 0.05f);
+      if (zero_points) zw[at] = static_cast<int32_t>(ctx.uniform(-8, 7));
+    }
+  std::vector<uint8_t> packed(packed_int4_size(k, n));
+  pack_int4_groups(w.data(), n, k, packed.data());
+  std::vector<float> want(m * ld, 7.0f), got(m * ld, 7.0f);
+  Int4Groups a{q.data(), centered.data(), zx.data(), m, k, group, packed.data(), scale.data(),
+               zero_points ? zw.data() : nullptr, n, want.data(), ld};
+  ctx.ref.int4_group_sums(a);
+  a.sums = got.data();
+  ctx.simd.int4_group_sums(a);
+  std::vector<int32_t> want_bits(m * ld), got_bits(m * ld);
+  std::memcpy(want_bits.data(), want.data(), want.size() * sizeof(float));
+  std::memcpy(got_bits.data(), got.data(), got.size() * sizeof(float));
+  ctx.expect_equal(want_bits, got_bits, "int4_group_sums m=" + std::to_string(m) + " k=" + std::to_string(k) +
+                                            " group=" + std::to_string(group) + " n=" + std::to_string(n) +
+                                            (zero_points ? " with zero points" : ""));
+}
+
 void twin_gemm(TwinContext& ctx) {
   for (int64_t n : {1, 7, 8, 9, 31, 64, 100}) check_group_sums(ctx, n);
+  for (int64_t m : {1, 2, 3, 4, 5, 9})
+    for (int64_t n : {1, 8, 15, 16, 17, 40}) check_int4_groups(ctx, m, 64, 32, n, m % 2 == 0);
+  check_int4_groups(ctx, 3, 256, 8, 33, true);
+  check_int4_groups(ctx, 2, 512, 256, 48, false);
   const int64_t ms[] = {1, 2, 3, 5, 6, 7, 8, 13, 64};
   const int64_t ks[] = {1, 3, 4, 9, 16, 21, 27, 64, 75};  // k quads left over a 16-byte step: 0 to 3
   const int64_t ns[] = {1, 5, 16, 17, 33, 64};

@@ -335,7 +335,7 @@ const KernelSet& scalar_kernels() {
                               false,             gemm_u8s8_runs_scalar, window_columns_scalar, winograd_input_scalar,
                               winograd_output_scalar, false,   interleave4_scalar,
                               depthwise_quads_scalar, false,   interleave_planes_scalar, nullptr,
-                              nullptr,           add_group_sums_scalar};
+                              nullptr,           add_group_sums_scalar, int4_group_sums_scalar};
   return k;
 }
 
@@ -348,7 +348,7 @@ const KernelSet& avx2_kernels() {
                               false,           gemm_u8s8_runs_avx2, window_columns_avx2, winograd_input_avx2,
                               winograd_output_avx2, true,      interleave4_avx2,
                               depthwise_quads_avx2, true,      interleave_planes_avx2, nullptr,
-                              nullptr,        add_group_sums_avx2};
+                              nullptr,        add_group_sums_avx2, int4_group_sums_avx2};
   return k;
 }
 
@@ -366,6 +366,7 @@ const KernelSet& avx512_vnni_kernels() {
     s.max_pool2d = max_pool2d_avx512;
     s.adaptive_avg_pool2d = adaptive_avg_pool2d_avx512;
     s.avg_pool2d = avg_pool2d_avx512;
+    s.int4_group_sums = int4_group_sums_avx512vnni;
     return s;
   }();
   return k;

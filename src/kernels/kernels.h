@@ -273,6 +273,32 @@ struct GroupSumParams {
   int32_t offset, centered;
 };
 
+// The grouped linear on int4 weights (torchao's 8da4w, runtime/affine_linear.cpp), for rows r < m and columns j < n:
+//   S[r][g][j] = sum_{i < group} (q[r][g group + i] - zx[r]) * (w[j][g group + i] - zw[g][j])   exact int32
+//   sums[r][j] = fl(... fl(fl(0 + fl(scale[0][j] * float(S[r][0][j]))) + fl(scale[1][j] * float(S[r][1][j]))) ...),
+// the groups in order (what add_group_sums computes group by group, in one pass over the weights). q: m rows of k
+// int8 values (row stride k); q_centered[r * groups + g] = sum_i q[r][g group + i] - group * zx[r]; w: values in
+// [-8, 7] packed by pack_int4_groups; scale and zero_point (nullptr: all 0) laid out [block][g][kInt4Block], zero
+// past n; sums: m rows, ld_sums apart. group is a multiple of 8 and divides k.
+struct Int4Groups {
+  const int8_t* q;
+  const int32_t* q_centered;
+  const int32_t* zx;
+  int64_t m, k, group;
+  const uint8_t* w;
+  const float* scale;
+  const int32_t* zero_point;
+  int64_t n;
+  float* sums;
+  int64_t ld_sums;
+};
+// pack_int4_groups: block b (columns kInt4Block b ..), then for each 8 values of k at k0 = 8 p, 64 bytes: byte 4 j + t
+// holds w[j][k0 + t] + 8 in its low nibble and w[j][k0 + 4 + t] + 8 in its high one (j the column in the block;
+// columns past n hold 0). A block is 8 k bytes, in one run; 64 bytes are 16 columns of one vpdpbusd quad each nibble.
+constexpr int64_t kInt4Block = 16;
+int64_t packed_int4_size(int64_t k, int64_t n);
+void pack_int4_groups(const int8_t* w, int64_t n, int64_t k, uint8_t* packed);  // w: n rows of k values
+
 struct KernelSet {
   // c[m][j] = sum_k a[m][k] * b[k][j]; a is m x kp int16 (kp even), b packed by pack_b.
   void (*gemm_s16)(const int16_t* a, int64_t m, int64_t kp, const int16_t* b_packed, int64_t n, int32_t* c, int64_t ldc);
@@ -354,6 +380,8 @@ struct KernelSet {
                              int64_t ldc) = nullptr;
   // GroupSumParams above.
   void (*add_group_sums)(const int32_t* acc, int64_t n, const GroupSumParams& p, float* sums) = nullptr;
+  // Int4Groups above.
+  void (*int4_group_sums)(const Int4Groups& a) = nullptr;
 };
 
 constexpr int64_t kFewRows = 16;

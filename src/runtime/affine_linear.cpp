@@ -81,6 +81,12 @@ AffineLinear::AffineLinear(const Graph& g, const Node& n, Profile) {
     bias_.assign(b, b + n_);
   }
   if (activation_ == 0) return;
+  int4_ = activation_ == 2 && group_ % 8 == 0 &&
+          std::all_of(weight_, weight_ + n_ * k_, [](int8_t v) { return v >= -8 && v <= 7; });
+  if (int4_) {
+    pack_int4();
+    return;
+  }
   // Activation 1 packs whole rows (one group of k_), activation 2 each group of group_ columns on its own.
   const int64_t span = activation_ == 1 ? k_ : group_, groups = k_ / span;
   kq_ = (span + 3) / 4 * 4;
@@ -100,6 +106,21 @@ AffineLinear::AffineLinear(const Graph& g, const Node& n, Profile) {
     pack_b_u8s8(b.data(), kq_, n_, packed_.data() + gi * packed_size);
   }
   if (activation_ == 2) by_chunk(groups, packed_size);
+}
+
+void AffineLinear::pack_int4() {
+  const int64_t groups = k_ / group_, blocks = (n_ + kInt4Block - 1) / kInt4Block;
+  packed_int4_.resize(static_cast<size_t>(packed_int4_size(k_, n_)));
+  pack_int4_groups(weight_, n_, k_, packed_int4_.data());
+  int4_scale_.assign(static_cast<size_t>(blocks * groups * kInt4Block), 0.0f);
+  const bool zero_points = std::any_of(weight_zero_point_, weight_zero_point_ + n_ * groups, [](int8_t z) { return z != 0; });
+  if (zero_points) int4_zero_point_.assign(int4_scale_.size(), 0);
+  for (int64_t c = 0; c < n_; ++c)
+    for (int64_t gi = 0; gi < groups; ++gi) {
+      const int64_t at = (c / kInt4Block * groups + gi) * kInt4Block + c % kInt4Block;
+      int4_scale_[at] = weight_scale_[c * groups + gi];
+      if (zero_points) int4_zero_point_[at] = weight_zero_point_[c * groups + gi];
+    }
 }
 
 int64_t AffineLinear::chunk_bytes(int64_t c0) const {
@@ -134,7 +155,9 @@ const char* AffineLinear::run(const OpArgs& a) const {
   std::vector<float>& y = a.out_buf().f;
   y.resize(static_cast<size_t>(rows * n_));
   if (activation_ == 1) return run_dynamic_int8(a, x.data(), rows, y.data());
-  if (activation_ == 2) return run_grouped_int8(a, x.data(), rows, y.data());
+  if (activation_ == 2) {
+    return int4_ ? run_grouped_int4(a, x.data(), rows, y.data()) : run_grouped_int8(a, x.data(), rows, y.data());
+  }
   run_float(a, x.data(), rows, y.data());
   return "float_dot";
 }
@@ -212,6 +235,41 @@ const char* AffineLinear::run_grouped_int8(const OpArgs& a, const float* x, int6
     }
   });
   return a.k.u8s8_exact ? "gemm_u8s8_groups" : "gemm_u8s8_groups_scalar";
+}
+
+const char* AffineLinear::run_grouped_int4(const OpArgs& a, const float* x, int64_t rows, float* y) const {
+  const int64_t groups = k_ / group_;
+  std::vector<int8_t> q(static_cast<size_t>(rows * k_));
+  std::vector<int32_t> centered(static_cast<size_t>(rows * groups), 0), zero_point(static_cast<size_t>(rows));
+  std::vector<float> row_scale(static_cast<size_t>(rows));
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* xr = x + r * k_;
+    float lo, hi;
+    row_min_max(xr, k_, &lo, &hi);
+    const float s = std::max((hi - lo) / 255.0f, kFloat32SmallestNormal);
+    const int32_t z = std::clamp(-128 - static_cast<int32_t>(std::nearbyint(lo / s)), -128, 127);
+    const float inv = 1.0f / s;
+    row_scale[r] = s;
+    zero_point[r] = z;
+    for (int64_t i = 0; i < k_; ++i) {
+      const int32_t v = quantize_int8(xr[i] * inv, z);
+      q[r * k_ + i] = static_cast<int8_t>(v);
+      centered[r * groups + i / group_] += v - z;
+    }
+  }
+  column_chunks(n_, rows * n_ * k_, a.threads, [&](int64_t c0, int64_t c1) {
+    const int64_t width = c1 - c0, block = c0 / kInt4Block;
+    std::vector<float> sum(static_cast<size_t>(rows * width));
+    const Int4Groups args{q.data(), centered.data(), zero_point.data(), rows, k_, group_,
+                          packed_int4_.data() + block * 8 * k_, int4_scale_.data() + block * groups * kInt4Block,
+                          int4_zero_point_.empty() ? nullptr : int4_zero_point_.data() + block * groups * kInt4Block,
+                          width, sum.data(), width};
+    a.k.int4_group_sums(args);
+    for (int64_t r = 0; r < rows; ++r) {
+      for (int64_t c = c0; c < c1; ++c) y[r * n_ + c] = sum[r * width + c - c0] * row_scale[r] + bias_[c];
+    }
+  });
+  return "int4_group_sums";
 }
 
 void AffineLinear::run_float(const OpArgs& a, const float* x, int64_t rows, float* y) const {

@@ -32,8 +32,9 @@ namespace qnnpy {
 // float rounding, not bit for bit. The integer sums run on the kernel set's u8 x s8 GEMM where it is exact for
 // any byte (VNNI, AMX), else on the scalar one (the same integers on every set): the input offset by 128 to make
 // it unsigned, as torchao's x86 path does, and 128 * the weight sums taken off. The weight stays int8 (packed for
-// the GEMM in the integer paths, whole rows for W8A8, one packed matrix per group of columns for 8da4w, chunk by chunk);
-// weight-only rows are dequantized a row at a time.
+// the GEMM in the integer paths, whole rows for W8A8, one packed matrix per group of columns for 8da4w, chunk by chunk;
+// int4 values in [-8, 7] with groups of a multiple of 8, two a byte for int4_group_sums, which sums each group's
+// integer dot products and scales them in one pass over the weights); weight-only rows are dequantized a row at a time.
 // torchao's dequantize_affine of one row of `cols` int8 values, groups of `group` columns: out[i] =
 // fl(float(q[i] - zero_point[g]) * scale[g]) with g = i / group (scale and zero_point point at the row's groups).
 // Also the lookup of affine_embedding (runtime/ops/embedding_ops.cpp).
@@ -48,6 +49,10 @@ class AffineLinear final : public PreparedOp {
  private:
   const char* run_dynamic_int8(const OpArgs& a, const float* x, int64_t rows, float* y) const;
   const char* run_grouped_int8(const OpArgs& a, const float* x, int64_t rows, float* y) const;
+  const char* run_grouped_int4(const OpArgs& a, const float* x, int64_t rows, float* y) const;
+  // Activation 2 on int4 values: the weight packed by pack_int4_groups, the group scales and zero points laid out as
+  // int4_group_sums reads them (kernels.h, Int4Groups); no zero points where every one is 0.
+  void pack_int4();
   void run_float(const OpArgs& a, const float* x, int64_t rows, float* y) const;
   // Activation 2: the packed groups, weight sums, scales and zero points reordered chunk by chunk of the columns a
   // worker takes ([chunk][group][the chunk's columns]), so that a worker reads one contiguous run (group by group
@@ -71,6 +76,10 @@ class AffineLinear final : public PreparedOp {
   // Activation 2: the group scales and zero points, chunk by chunk (by_chunk), as the epilogue reads them.
   std::vector<float> group_scale_;
   std::vector<int32_t> group_zero_point_;
+  bool int4_ = false;
+  std::vector<uint8_t> packed_int4_;
+  std::vector<float> int4_scale_;
+  std::vector<int32_t> int4_zero_point_;
 };
 
 }  // namespace qnnpy

@@ -41,5 +41,6 @@ void batch_norm_avx2(const uint8_t* x, int64_t pixels, int64_t c, bool is_signed
                       uint8_t* out);
 
 void add_group_sums_avx2(const int32_t* acc, int64_t n, const GroupSumParams& p, float* sums);
+void int4_group_sums_avx2(const Int4Groups& a);
 
 }  // namespace qnnpy

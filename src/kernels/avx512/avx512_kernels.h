@@ -18,6 +18,8 @@ void depthwise_row_avx512vnni(const uint8_t* x, const DepthwiseRow& s, bool is_s
 // vpdpbusd on quads of interleaved rows: exact for any byte, so no clamp of the input.
 void depthwise_quads_avx512vnni(const uint8_t* z, const DepthwiseQuads& s, int rows, const int8_t* const* w,
                                 int32_t* const* acc);
+// vpdpbusd on the int4 weights unpacked to bytes (the weights the unsigned side, q the signed one): exact.
+void int4_group_sums_avx512vnni(const Int4Groups& a);
 // zmm forms of the AVX2 kernels of the same names (AVX-512 F/BW/VL), same results bit for bit.
 void add_float_avx512(const uint8_t* a, const uint8_t* b, int64_t n, bool is_signed, const AddFloatParams& p,
                       uint8_t* out);

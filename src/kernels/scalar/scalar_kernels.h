@@ -67,5 +67,6 @@ int32_t batch_norm_one(int32_t q, float alpha, float beta, const BatchNormParams
 int32_t add_fixed_one(int32_t qa, int32_t qb, const AddFixedParams& p);
 
 void add_group_sums_scalar(const int32_t* acc, int64_t n, const GroupSumParams& p, float* sums);
+void int4_group_sums_scalar(const Int4Groups& a);
 
 }  // namespace qnnpy
