@@ -54,6 +54,24 @@ def test_integer_paths_agree_with_torchao(isa, name, shape):
             assert np.abs(got - expected).max() <= 1e-5 * np.abs(expected).max()
 
 
+@pytest.mark.parametrize("isa", ["scalar", AVX2, AVXVNNI, AVX512VNNI, AMX])
+@pytest.mark.parametrize("rows", [3, 40])
+def test_8da8w_runs_the_gemm_of_each_group(isa, rows):
+    """int8 weights in groups (values past int4's range): the u8 x s8 GEMM of each group and add_group_sums, where
+    int4 weights take int4_group_sums. One linear, so that only float rounding separates it from torchao (in a chain a
+    rounding can move the next layer's per-token quantization by a step)."""
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(64, 40)).eval()
+    quantize_(model, CONFIGS["8da8w_group32"]())
+    module = _convert(model, torch.randn(rows, 64))
+    for x in _inputs(2, (rows, 64)):
+        got = module.run(x.numpy(), isa=isa).dequantized
+        np.testing.assert_array_equal(got, module.run(x.numpy(), isa="scalar").dequantized)
+        with torch.no_grad():
+            expected = model(x).numpy()
+        assert np.abs(got - expected).max() <= 1e-5 * np.abs(expected).max()
+
+
 def test_w8a8_dynamic_each_layer_equals_torchao():
     """Each linear alone, fed the same input, gives torchao's float32 output bit for bit."""
     model = quantized_mlp("w8a8_dynamic", seed=3)
@@ -63,7 +81,7 @@ def test_w8a8_dynamic_each_layer_equals_torchao():
         np.testing.assert_array_equal(module.run(x.numpy()).dequantized, model.up(x).numpy())
 
 
-@pytest.mark.parametrize("name", [n for n in CONFIGS if n not in ("w8a8_dynamic", "8da4w_group32")])
+@pytest.mark.parametrize("name", [n for n in CONFIGS if n not in ("w8a8_dynamic", "8da4w_group32", "8da8w_group32")])
 def test_weight_only_configs_agree_within_float_rounding(name):
     """torchao computes these with a float linear of the dequantized weight (its BLAS's summation order): the
     runtime agrees within float32 rounding of the output's range."""

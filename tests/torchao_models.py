@@ -17,6 +17,8 @@ CONFIGS = {
     "int8_weight_only_intx_per_row": lambda: IntxWeightOnlyConfig(weight_dtype=torch.int8, granularity=PerAxis(0)),
     "8da4w_group32": lambda: Int8DynamicActivationIntxWeightConfig(weight_dtype=torch.int4,
                                                                    weight_granularity=PerGroup(32)),
+    "8da8w_group32": lambda: Int8DynamicActivationIntxWeightConfig(weight_dtype=torch.int8,
+                                                                   weight_granularity=PerGroup(32)),
 }
 
 
