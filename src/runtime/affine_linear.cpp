@@ -81,8 +81,7 @@ AffineLinear::AffineLinear(const Graph& g, const Node& n, Profile) {
     bias_.assign(b, b + n_);
   }
   if (activation_ == 0) return;
-  int4_ = activation_ == 2 && group_ % 8 == 0 &&
-          std::all_of(weight_, weight_ + n_ * k_, [](int8_t v) { return v >= -8 && v <= 7; });
+  int4_ = activation_ == 2 && group_ % 8 == 0 && n.int_attr("weight_bits") <= 4;  // values in [-8, 7] (the op's rule)
   if (int4_) {
     pack_int4();
     return;

@@ -33,7 +33,7 @@ namespace qnnpy {
 // any byte (VNNI, AMX), else on the scalar one (the same integers on every set): the input offset by 128 to make
 // it unsigned, as torchao's x86 path does, and 128 * the weight sums taken off. The weight stays int8 (packed for
 // the GEMM in the integer paths, whole rows for W8A8, one packed matrix per group of columns for 8da4w, chunk by chunk;
-// int4 values in [-8, 7] with groups of a multiple of 8, two a byte for int4_group_sums, which sums each group's
+// weights of at most 4 bits with groups of a multiple of 8, two a byte for int4_group_sums, which sums each group's
 // integer dot products and scales them in one pass over the weights); weight-only rows are dequantized a row at a time.
 // torchao's dequantize_affine of one row of `cols` int8 values, groups of `group` columns: out[i] =
 // fl(float(q[i] - zero_point[g]) * scale[g]) with g = i / group (scale and zero_point point at the row's groups).
