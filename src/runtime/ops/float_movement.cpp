@@ -27,7 +27,9 @@ void remap(const OpArgs& a, const std::vector<AxisMap>& maps, T fill) {
   }
   std::vector<int64_t> index(rank, 0);
   const AxisMap& last = maps[rank - 1];
-  const int64_t rows = num_elements(shape) / shape[rank - 1];
+  const int64_t width = shape[rank - 1], rows = num_elements(shape) / width;
+  bool contiguous = last[0] >= 0;  // the last axis reads a run of the input (a copy per row)
+  for (int64_t i = 1; i < width && contiguous; ++i) contiguous = last[i] == last[0] + i;
   for (int64_t r = 0; r < rows; ++r) {
     int64_t base = 0;
     bool padded = false;
@@ -36,8 +38,12 @@ void remap(const OpArgs& a, const std::vector<AxisMap>& maps, T fill) {
       padded = padded || m < 0;
       base += m;
     }
-    T* dst = out.data() + r * shape[rank - 1];
-    for (int64_t i = 0; i < shape[rank - 1]; ++i) dst[i] = padded || last[i] < 0 ? fill : x[base + last[i]];
+    T* dst = out.data() + r * width;
+    if (contiguous && !padded) {
+      std::copy_n(x.data() + base + last[0], width, dst);
+    } else {
+      for (int64_t i = 0; i < width; ++i) dst[i] = padded || last[i] < 0 ? fill : x[base + last[i]];
+    }
     for (size_t d = rank - 1; d-- > 0 && ++index[d] == shape[d];) index[d] = 0;
   }
 }

@@ -48,32 +48,51 @@ inline std::vector<int64_t> broadcast_strides(const Shape& in, size_t rank) {
   return stride;
 }
 
-// Calls f(out_index, offsets) for every element of `out`, with offsets[i] the element of input i
-// (shape ins[i], broadcast to `out`). Inputs of the output's shape are walked without index math.
+// Calls f(out_index, offsets) for every element of `out`, in order, with offsets[i] the element of input i
+// (shape ins[i], broadcast to `out`). Adjacent axes along which every input is contiguous (or broadcast) are
+// merged first, and the last merged axis runs as a tight loop (a scalar times a tensor is one run; a row
+// broadcast over a matrix, one run per row); only the axes before it step an index.
 template <size_t N, class F>
 void for_each_broadcast(const Shape& out, const Shape* const (&ins)[N], F f) {
-  const size_t rank = out.size();
   const int64_t count = num_elements(out);
-  bool same = true;
-  for (size_t i = 0; i < N; ++i) same = same && *ins[i] == out;
-  int64_t offsets[N];
-  if (same) {
-    for (int64_t e = 0; e < count; ++e) {
-      for (size_t i = 0; i < N; ++i) offsets[i] = e;
-      f(e, offsets);
-    }
-    return;
-  }
+  if (count == 0) return;
+  std::vector<int64_t> extent;
   std::vector<int64_t> strides[N];
-  for (size_t i = 0; i < N; ++i) strides[i] = broadcast_strides(*ins[i], rank);
-  std::vector<int64_t> index(rank, 0);
-  for (size_t i = 0; i < N; ++i) offsets[i] = 0;
-  for (int64_t e = 0; e < count; ++e) {
-    f(e, offsets);
-    for (size_t d = rank; d-- > 0;) {  // the next output index, the offsets moved along
-      for (size_t i = 0; i < N; ++i) offsets[i] += strides[i][d];
-      if (++index[d] < out[d]) break;
-      for (size_t i = 0; i < N; ++i) offsets[i] -= strides[i][d] * out[d];
+  {
+    std::vector<int64_t> full[N];
+    for (size_t i = 0; i < N; ++i) full[i] = broadcast_strides(*ins[i], out.size());
+    for (size_t d = 0; d < out.size(); ++d) {
+      if (out[d] == 1) continue;  // an axis of extent 1 moves no offset
+      bool merges = !extent.empty();
+      for (size_t i = 0; i < N && merges; ++i) merges = strides[i].back() == full[i][d] * out[d];
+      if (merges) {
+        extent.back() *= out[d];
+        for (size_t i = 0; i < N; ++i) strides[i].back() = full[i][d];
+      } else {
+        extent.push_back(out[d]);
+        for (size_t i = 0; i < N; ++i) strides[i].push_back(full[i][d]);
+      }
+    }
+  }
+  if (extent.empty()) {  // a single element
+    extent.push_back(1);
+    for (size_t i = 0; i < N; ++i) strides[i].push_back(0);
+  }
+  const size_t last = extent.size() - 1;
+  const int64_t run = extent[last];
+  int64_t step[N], offsets[N], base[N] = {};
+  for (size_t i = 0; i < N; ++i) step[i] = strides[i][last];
+  std::vector<int64_t> index(last, 0);
+  for (int64_t e = 0; e < count; e += run) {
+    for (size_t i = 0; i < N; ++i) offsets[i] = base[i];
+    for (int64_t j = 0; j < run; ++j) {
+      f(e + j, offsets);
+      for (size_t i = 0; i < N; ++i) offsets[i] += step[i];
+    }
+    for (size_t d = last; d-- > 0;) {  // the next run: the outer index and the offsets moved along
+      for (size_t i = 0; i < N; ++i) base[i] += strides[i][d];
+      if (++index[d] < extent[d]) break;
+      for (size_t i = 0; i < N; ++i) base[i] -= strides[i][d] * extent[d];
       index[d] = 0;
     }
   }
