@@ -84,16 +84,22 @@ int64_t integer_pow(int64_t base, int64_t exponent) {
 
 std::string as_bool(const std::string& x) { return "R.astype(" + x + ", \"bool\")"; }
 
+// The float arithmetic of the four basic ops, once: their on_float and their runs (binary_runs).
+struct Add { static float apply(float a, float b) { return a + b; } };
+struct Sub { static float apply(float a, float b) { return a - b; } };
+struct Mul { static float apply(float a, float b) { return a * b; } };
+struct Div { static float apply(float a, float b) { return a / b; } };
+
 const std::vector<BinaryOp>& binary_ops() {
   static const std::vector<BinaryOp> ops = {
       {"float_add", [](const std::string& x, const std::string& y) { return call("R.add", x, y); },
-       {[](float a, float b) { return a + b; }, nullptr, wrap_add}},
+       {Add::apply, nullptr, wrap_add, binary_runs<Add>}},
       {"float_sub", [](const std::string& x, const std::string& y) { return call("R.subtract", x, y); },
-       {[](float a, float b) { return a - b; }, nullptr, wrap_sub}},
+       {Sub::apply, nullptr, wrap_sub, binary_runs<Sub>}},
       {"float_mul", [](const std::string& x, const std::string& y) { return call("R.multiply", x, y); },
-       {[](float a, float b) { return a * b; }, nullptr, wrap_mul}},
+       {Mul::apply, nullptr, wrap_mul, binary_runs<Mul>}},
       {"float_div", [](const std::string& x, const std::string& y) { return call("R.divide", x, y); },
-       {[](float a, float b) { return a / b; }}},
+       {Div::apply, nullptr, nullptr, binary_runs<Div>}},
       {"float_floor_divide", [](const std::string& x, const std::string& y) { return call("R.floor_divide", x, y); },
        {[](float a, float b) { return floor_div(a, b); }, nullptr, [](int64_t a, int64_t b) { return floor_div(a, b); }}},
       {"float_trunc_divide", [](const std::string& x, const std::string& y) { return call("R.trunc", call("R.divide", x, y)); },

@@ -61,6 +61,14 @@ const char* ElementwiseBinary::run(const OpArgs& a) const {
   if (a.in(0).dtype == DType::Float32) {
     if (bool_out) {
       map_broadcast<float, int64_t>(a, f_.float_test);
+    } else if (f_.float_runs) {
+      const std::vector<float>&x = a.in_buf(0).f, &y = a.in_buf(1).f;
+      std::vector<float>& out = a.out_buf().f;
+      out.resize(static_cast<size_t>(a.out_count()));
+      const Shape* const shapes[2] = {&a.in(0).shape, &a.in(1).shape};
+      for_each_broadcast_run(a.out().shape, shapes, [&](int64_t e, const int64_t* o, const int64_t* step, int64_t n) {
+        f_.float_runs(x.data() + o[0], step[0], y.data() + o[1], step[1], out.data() + e, n);
+      });
     } else {
       map_broadcast<float, float>(a, f_.on_float);
     }

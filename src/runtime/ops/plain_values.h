@@ -48,12 +48,12 @@ inline std::vector<int64_t> broadcast_strides(const Shape& in, size_t rank) {
   return stride;
 }
 
-// Calls f(out_index, offsets) for every element of `out`, in order, with offsets[i] the element of input i
-// (shape ins[i], broadcast to `out`). Adjacent axes along which every input is contiguous (or broadcast) are
-// merged first, and the last merged axis runs as a tight loop (a scalar times a tensor is one run; a row
-// broadcast over a matrix, one run per row); only the axes before it step an index.
-template <size_t N, class F>
-void for_each_broadcast(const Shape& out, const Shape* const (&ins)[N], F f) {
+// Calls run(e, offsets, steps, n) for runs of n consecutive elements of `out` from element e, in order, with
+// offsets[i] the element of input i (shape ins[i], broadcast to `out`) at e and steps[i] its stride along the run.
+// Adjacent axes along which every input is contiguous (or broadcast) are merged first and the last merged axis is
+// the run: a scalar times a tensor is one run, a row broadcast over a matrix one run per row.
+template <size_t N, class Run>
+void for_each_broadcast_run(const Shape& out, const Shape* const (&ins)[N], Run run) {
   const int64_t count = num_elements(out);
   if (count == 0) return;
   std::vector<int64_t> extent;
@@ -79,16 +79,11 @@ void for_each_broadcast(const Shape& out, const Shape* const (&ins)[N], F f) {
     for (size_t i = 0; i < N; ++i) strides[i].push_back(0);
   }
   const size_t last = extent.size() - 1;
-  const int64_t run = extent[last];
-  int64_t step[N], offsets[N], base[N] = {};
-  for (size_t i = 0; i < N; ++i) step[i] = strides[i][last];
+  int64_t steps[N], base[N] = {};
+  for (size_t i = 0; i < N; ++i) steps[i] = strides[i][last];
   std::vector<int64_t> index(last, 0);
-  for (int64_t e = 0; e < count; e += run) {
-    for (size_t i = 0; i < N; ++i) offsets[i] = base[i];
-    for (int64_t j = 0; j < run; ++j) {
-      f(e + j, offsets);
-      for (size_t i = 0; i < N; ++i) offsets[i] += step[i];
-    }
+  for (int64_t e = 0; e < count; e += extent[last]) {
+    run(e, static_cast<const int64_t*>(base), static_cast<const int64_t*>(steps), extent[last]);
     for (size_t d = last; d-- > 0;) {  // the next run: the outer index and the offsets moved along
       for (size_t i = 0; i < N; ++i) base[i] += strides[i][d];
       if (++index[d] < extent[d]) break;
@@ -96,6 +91,19 @@ void for_each_broadcast(const Shape& out, const Shape* const (&ins)[N], F f) {
       index[d] = 0;
     }
   }
+}
+
+// Calls f(out_index, offsets) for every element of `out`, in order (for_each_broadcast_run, element by element).
+template <size_t N, class F>
+void for_each_broadcast(const Shape& out, const Shape* const (&ins)[N], F f) {
+  for_each_broadcast_run(out, ins, [&](int64_t e, const int64_t* base, const int64_t* steps, int64_t n) {
+    int64_t offsets[N];
+    for (size_t i = 0; i < N; ++i) offsets[i] = base[i];
+    for (int64_t j = 0; j < n; ++j) {
+      f(e + j, static_cast<const int64_t*>(offsets));
+      for (size_t i = 0; i < N; ++i) offsets[i] += steps[i];
+    }
+  });
 }
 
 // A possibly negative axis of a value of rank `rank`, made non-negative (the op's rule checked its range).
