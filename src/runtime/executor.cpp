@@ -77,7 +77,13 @@ std::vector<HostTensor> Executor::run(const std::vector<const void*>& inputs,
   }
   std::vector<Buffer> values(g.values().size());
   storage_.resize(values.size());
-  for (size_t i = 0; i < values.size(); ++i) values[i].q = std::move(storage_[i]);
+  for (size_t i = 0; i < values.size(); ++i) {
+    values[i].q = std::move(storage_[i].q);
+    values[i].f = std::move(storage_[i].f);
+    values[i].idx = std::move(storage_[i].idx);
+    values[i].f.clear();
+    values[i].idx.clear();
+  }
   for (size_t i = 0; i < inputs.size(); ++i) {
     const Value& v = g.value(g.inputs()[i]);
     Buffer& b = values[g.inputs()[i]];
@@ -100,7 +106,11 @@ std::vector<HostTensor> Executor::run(const std::vector<const void*>& inputs,
   }
   std::vector<HostTensor> outs;
   for (int id : g.outputs()) outs.push_back(to_host(id, values[id]));
-  for (size_t i = 0; i < values.size(); ++i) storage_[i] = std::move(values[i].q);
+  for (size_t i = 0; i < values.size(); ++i) {
+    storage_[i].q = std::move(values[i].q);
+    storage_[i].f = std::move(values[i].f);
+    storage_[i].idx = std::move(values[i].idx);
+  }
   std::lock_guard<std::mutex> record_lock(record_mutex_);
   node_seconds_ = std::move(seconds);
   node_kernels_ = std::move(kernels);

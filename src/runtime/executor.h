@@ -66,10 +66,16 @@ class Executor {
   std::vector<NodeRunner> runners_;  // node order
   std::mutex run_mutex_;  // one run at a time per executor: runs share the runners' scratch state and the storage
   mutable std::mutex record_mutex_;  // guards the timing records of the last finished run
-  // The 8-bit storage of every value, kept from one run to the next: a run then neither
-  // allocates nor zero-fills (page faults and memsets that no worker thread shares);
-  // every op writes all of its output.
-  std::vector<std::vector<uint8_t>> storage_;
+  // The storage of every value, kept from one run to the next. The 8-bit values as they are: a run then
+  // neither allocates nor zero-fills them (page faults and memsets that no worker thread shares); every
+  // op writes all of its output. The float and index vectors emptied but with their memory: an op sees
+  // an empty vector, as in a first run, and growing it reuses the pages.
+  struct KeptStorage {
+    std::vector<uint8_t> q;
+    std::vector<float> f;
+    std::vector<int64_t> idx;
+  };
+  std::vector<KeptStorage> storage_;
   std::vector<double> node_seconds_;
   std::vector<std::string> node_kernels_;
 };
