@@ -201,6 +201,8 @@ void twin_gemm(TwinContext& ctx) {
   for (int64_t m : {1, 2, 3, 4, 5, 9})
     for (int64_t n : {1, 8, 15, 16, 17, 40}) check_int4_groups(ctx, m, 64, 32, n, m % 2 == 0);
   check_int4_groups(ctx, 3, 256, 8, 33, true);
+  for (int64_t m : {1, 2, 3}) check_int4_groups(ctx, m, 128, 32, 100, m != 2);  // blocks four at a time, then one
+  check_int4_groups(ctx, 1, 64, 64, 64, false);
   check_int4_groups(ctx, 2, 512, 256, 48, false);
   const int64_t ms[] = {1, 2, 3, 5, 6, 7, 8, 13, 64};
   const int64_t ks[] = {1, 3, 4, 9, 16, 21, 27, 64, 75};  // k quads left over a 16-byte step: 0 to 3
