@@ -68,6 +68,9 @@ class Decoder:
         if len(prompt) + max_new_tokens > self.max_cache_len:
             raise ValueError(f"{len(prompt)} prompt tokens and {max_new_tokens} new ones exceed the cache of "
                              f"{self.max_cache_len} positions (convert_decoder's max_cache_len)")
+        if prefill_runner is not None and self.prefill is None:
+            raise ValueError("prefill_runner given, but this decoder has no prefill module to say its chunk: convert "
+                             "it with convert_decoder(..., prefill_chunk=C)")
         run = runner or self.run_step
         if prefill_runner is None and runner is None and self.prefill is not None:
             prefill_runner = self.run_prefill

@@ -150,5 +150,7 @@ def test_refusals():
         decoder.generate(PROMPT, 5)
     with pytest.raises(ValueError, match="no prefill module"):
         decoder.run_prefill(*decoder.initial_state, np.zeros((1, 2), np.int64), np.arange(2))
+    with pytest.raises(ValueError, match="prefill_runner given, but this decoder has no prefill module"):
+        decoder.generate(PROMPT, 2, prefill_runner=decoder.run_step)
     with pytest.raises(ValueError, match="prefill_chunk=9: it takes 1 .* to max_cache_len"):
         llm.convert_decoder(model, max_cache_len=8, prefill_chunk=9)
