@@ -3,7 +3,9 @@
 Run: .venv/bin/python -P benchmarks/speed_table.py [--readme README.md] [--results benchmarks/results]
 
 The table goes between the lines ``<!-- speed:begin -->`` and ``<!-- speed:end -->``: per CPU, model and thread
-count, qnnpy's runtime in milliseconds, the fastest PyTorch path measured in the same run and the ratio. Without
+count, qnnpy's runtime in milliseconds, the fastest PyTorch path measured in the same run and the ratio; then,
+from bench_llm_decode.py's results (benchmarks/results/llm/*.json), the decode latency per token of an LLM against
+the fastest other contender of the same run. Without
 both markers the README is left alone and the script exits with an error.
 """
 from __future__ import annotations
@@ -16,6 +18,22 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import latency_results  # noqa: E402
 
 BEGIN, END = "<!-- speed:begin -->", "<!-- speed:end -->"
+
+
+def llm_table(runs: list[dict]) -> list[str]:
+    """bench_llm_decode.py's decode latency: per CPU, config and thread count, qnnpy's against the fastest other
+    contender measured in the same run (PyTorch with torchao, ExecuTorch's XNNPACK delegate, llama.cpp)."""
+    lines = ["| CPU | LLM decode (4-layer Llama, hidden 2048) | threads | qnnpy (ms per token) | fastest other (ms) | "
+             "qnnpy / fastest |", "|---|---|---|---|---|---|"]
+    for run in runs:
+        cpu = run["cpu"].split(" (")[0] + " (" + run["cpu"].split(" (", 1)[1].split(";")[0] + f"), {run['date'][:10]}"
+        for config, threads in dict.fromkeys((r["config"], r["threads"]) for r in run["rows"]):
+            rows = [r for r in run["rows"] if (r["config"], r["threads"]) == (config, threads)]
+            ours = next(r["decode_ms"] for r in rows if r["contender"] == latency_results.QNNPY_RUNTIME)
+            best = min((r for r in rows if r["contender"] != latency_results.QNNPY_RUNTIME), key=lambda r: r["decode_ms"])
+            lines.append(f"| {cpu} | {config} | {threads} | {ours:.1f} | {best['decode_ms']:.1f} ({best['contender']}) | "
+                         f"{ours / best['decode_ms']:.2f}x |")
+    return lines
 
 
 def table(results: list[dict]) -> list[str]:
@@ -43,7 +61,11 @@ def main() -> None:
     results = latency_results.load_all(args.results)
     if not results:
         sys.exit(f"no results in {args.results}: run benchmarks/bench_latency.py --save first")
-    body = "\n".join([BEGIN, *table(results), END])
+    lines = table(results)
+    llm_runs = latency_results.load_all(args.results / "llm")
+    if llm_runs:
+        lines = lines[:-2] + ["", *llm_table(llm_runs)] + lines[-2:]
+    body = "\n".join([BEGIN, *lines, END])
     args.readme.write_text(text[:text.index(BEGIN)] + body + text[text.index(END) + len(END):])
     print(f"{args.readme}: speed table of {len(results)} CPU(s) written")
 

@@ -76,3 +76,20 @@ def test_speed_table_writes_between_the_markers_only(tmp_path, cpus):
     assert "| Intel(R) Xeon(R) Platinum 8580 (family 6 model 207), 2026-11-26 | ResNet-18 | 1 | 4.40 | 5.50 " \
            "(PyTorch eager onednn) | 0.80x |" in text
     assert text.count("| ResNet-18 |") == len(cpus)
+
+
+def test_speed_table_adds_the_llm_decode_rows_against_the_fastest_other_contender(tmp_path):
+    readme = tmp_path / "README.md"
+    readme.write_text("<!-- speed:begin -->\n<!-- speed:end -->\n")
+    latency_results.save(_result(INTEL, 4.4), tmp_path / "results")
+    rows = [{"config": "8da4w", "threads": 1, "contender": "qnnpy runtime", "decode_ms": 30.0, "prefill_ms": 500.0},
+            {"config": "8da4w", "threads": 1, "contender": "torchao eager", "decode_ms": 900.0, "prefill_ms": 800.0},
+            {"config": "8da4w", "threads": 1, "contender": "llama.cpp Q4_0", "decode_ms": 25.0, "prefill_ms": 600.0}]
+    llm = {"cpu": INTEL, "cpu_key": latency_results.cpu_key(INTEL), "date": "2026-11-28 21:00 UTC", "rows": rows}
+    latency_results.save(llm, tmp_path / "results" / "llm")
+    done = _speed_table(readme, tmp_path / "results")
+    assert done.returncode == 0, done.stderr
+    text = readme.read_text()
+    assert "| Intel(R) Xeon(R) Platinum 8580 (family 6 model 207), 2026-11-28 | 8da4w | 1 | 30.0 | 25.0 " \
+           "(llama.cpp Q4_0) | 1.20x |" in text
+    assert text.count("| ResNet-18 |") == 1
