@@ -20,7 +20,16 @@ Executor::Executor(std::shared_ptr<const Graph> graph, Profile profile, Isa isa,
                                 std::to_string(threads));
   }
   graph_->freeze();
-  for (const Node& n : graph_->nodes()) runners_.emplace_back(*graph_, n, profile_);
+  // The last node reading each value (graph outputs: read after every node).
+  const auto& nodes = graph_->nodes();
+  std::vector<size_t> last_reader(graph_->values().size(), 0);
+  for (size_t i = 0; i < nodes.size(); ++i)
+    for (int v : nodes[i].inputs) last_reader[v] = i;
+  for (int v : graph_->outputs()) last_reader[v] = nodes.size();
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const bool input_dies = !nodes[i].inputs.empty() && last_reader[nodes[i].inputs[0]] == i;
+    runners_.emplace_back(*graph_, nodes[i], profile_, input_dies);
+  }
 }
 
 std::vector<double> Executor::node_seconds() const {

@@ -6,7 +6,8 @@
 
 namespace qnnpy {
 
-NodeRunner::NodeRunner(const Graph& g, const Node& n, Profile profile) : profile_(profile) {
+NodeRunner::NodeRunner(const Graph& g, const Node& n, Profile profile, bool input_dies)
+    : profile_(profile), input_dies_(input_dies) {
   const OpDef& op = op_def(n);
   if (!op.make_runner) throw std::invalid_argument("runtime: op '" + n.op + "' (" + n.source + ") cannot run: " + op.not_runnable);
   op_ = op.make_runner(g, n, profile);
@@ -14,7 +15,7 @@ NodeRunner::NodeRunner(const Graph& g, const Node& n, Profile profile) : profile
 
 const char* NodeRunner::run(const Graph& g, const Node& n, std::vector<Buffer>& values, const KernelSet& k,
                             int threads) const {
-  return op_->run(OpArgs{g, n, values, k, profile_, threads});
+  return op_->run(OpArgs{g, n, values, k, profile_, threads, input_dies_});
 }
 
 }  // namespace qnnpy

@@ -16,8 +16,9 @@ namespace qnnpy {
 
 class NodeRunner {
  public:
-  // Throws std::invalid_argument naming the op and its source when the op cannot run.
-  NodeRunner(const Graph& g, const Node& n, Profile profile);
+  // Throws std::invalid_argument naming the op and its source when the op cannot run. `input_dies`: no later node
+  // reads the node's first input and it is no graph output, so the op may take its buffer (OpArgs::input_dies).
+  NodeRunner(const Graph& g, const Node& n, Profile profile, bool input_dies = false);
 
   // Runs the node on `values` (indexed by value id of the graph it was made for),
   // writing its output buffer. Returns the kernel of a weighted node, "" otherwise.
@@ -28,6 +29,7 @@ class NodeRunner {
 
  private:
   Profile profile_;
+  bool input_dies_ = false;
   std::unique_ptr<PreparedOp> op_;
 };
 

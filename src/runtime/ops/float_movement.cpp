@@ -74,8 +74,14 @@ int64_t checked_index(const OpArgs& a, int64_t i, int64_t size) {
 }
 
 void run_float_reshape(const OpArgs& a) {
-  a.out_buf().f = a.in_buf().f;
-  a.out_buf().idx = a.in_buf().idx;
+  Buffer& in = a.values[a.node.inputs[0]];
+  if (a.input_dies && a.node.inputs[0] != a.node.output) {  // nothing reads the input after: its values move
+    std::swap(a.out_buf().f, in.f);
+    std::swap(a.out_buf().idx, in.idx);
+    return;
+  }
+  a.out_buf().f = in.f;
+  a.out_buf().idx = in.idx;
 }
 
 void run_float_permute(const OpArgs& a) {

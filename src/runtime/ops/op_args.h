@@ -18,6 +18,7 @@ struct OpArgs {
   const KernelSet& k;
   Profile profile;
   int threads = 1;  // the workers the node may use (the Executor's thread count)
+  bool input_dies = false;  // no later node reads input 0, nor is it a graph output: its buffer may be taken
 
   const Value& in(size_t i = 0) const { return graph.value(node.inputs.at(i)); }
   const Buffer& in_buf(size_t i = 0) const { return values[node.inputs.at(i)]; }
