@@ -35,6 +35,14 @@ void row_min_max(const float* x, int64_t k, float* lo, float* hi) {
   *hi = std::max(*hi, 0.0f);
 }
 
+// torchao's asymmetric int8 qparams of a row (activation 2): scale s and zero point z (see affine_linear.h).
+void asymmetric_qparams(const float* x, int64_t k, float* s, int32_t* z) {
+  float lo, hi;
+  row_min_max(x, k, &lo, &hi);
+  *s = std::max((hi - lo) / 255.0f, kFloat32SmallestNormal);
+  *z = std::clamp(-128 - static_cast<int32_t>(std::nearbyint(lo / *s)), -128, 127);
+}
+
 // clamp(rne(v) + zero_point, -128, 127) of a float that holds at most a few hundred.
 int32_t quantize_int8(float v, int32_t zero_point) {
   return std::clamp(static_cast<int32_t>(std::nearbyint(v)) + zero_point, -128, 127);
@@ -198,10 +206,9 @@ const char* AffineLinear::run_grouped_int8(const OpArgs& a, const float* x, int6
   std::vector<int32_t> row_zero_point(static_cast<size_t>(rows));
   for (int64_t r = 0; r < rows; ++r) {
     const float* xr = x + r * k_;
-    float lo, hi;
-    row_min_max(xr, k_, &lo, &hi);
-    const float s = std::max((hi - lo) / 255.0f, kFloat32SmallestNormal);
-    const int32_t z = std::clamp(-128 - static_cast<int32_t>(std::nearbyint(lo / s)), -128, 127);
+    float s;
+    int32_t z;
+    asymmetric_qparams(xr, k_, &s, &z);
     const float inv = 1.0f / s;
     row_scale[r] = s;
     row_zero_point[r] = z;
@@ -243,10 +250,9 @@ const char* AffineLinear::run_grouped_int4(const OpArgs& a, const float* x, int6
   std::vector<float> row_scale(static_cast<size_t>(rows));
   for (int64_t r = 0; r < rows; ++r) {
     const float* xr = x + r * k_;
-    float lo, hi;
-    row_min_max(xr, k_, &lo, &hi);
-    const float s = std::max((hi - lo) / 255.0f, kFloat32SmallestNormal);
-    const int32_t z = std::clamp(-128 - static_cast<int32_t>(std::nearbyint(lo / s)), -128, 127);
+    float s;
+    int32_t z;
+    asymmetric_qparams(xr, k_, &s, &z);
     const float inv = 1.0f / s;
     row_scale[r] = s;
     zero_point[r] = z;
