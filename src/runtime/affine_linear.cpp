@@ -35,17 +35,33 @@ void row_min_max(const float* x, int64_t k, float* lo, float* hi) {
   *hi = std::max(*hi, 0.0f);
 }
 
-// torchao's asymmetric int8 qparams of a row (activation 2): scale s and zero point z (see affine_linear.h).
-void asymmetric_qparams(const float* x, int64_t k, float* s, int32_t* z) {
-  float lo, hi;
-  row_min_max(x, k, &lo, &hi);
-  *s = std::max((hi - lo) / 255.0f, kFloat32SmallestNormal);
-  *z = std::clamp(-128 - static_cast<int32_t>(std::nearbyint(lo / *s)), -128, 127);
-}
-
 // clamp(rne(v) + zero_point, -128, 127) of a float that holds at most a few hundred.
 int32_t quantize_int8(float v, int32_t zero_point) {
   return std::clamp(static_cast<int32_t>(std::nearbyint(v)) + zero_point, -128, 127);
+}
+
+// Rows of k floats as torchao's asymmetric int8 tokens (activation 2, see affine_linear.h): q row-major, each
+// row's scale and zero point.
+struct AsymmetricRows {
+  std::vector<int8_t> q;
+  std::vector<float> scale;
+  std::vector<int32_t> zero_point;
+};
+AsymmetricRows quantize_rows_asymmetric(const float* x, int64_t rows, int64_t k) {
+  AsymmetricRows t{std::vector<int8_t>(static_cast<size_t>(rows * k)), std::vector<float>(static_cast<size_t>(rows)),
+                   std::vector<int32_t>(static_cast<size_t>(rows))};
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* xr = x + r * k;
+    float lo, hi;
+    row_min_max(xr, k, &lo, &hi);
+    const float s = std::max((hi - lo) / 255.0f, kFloat32SmallestNormal);
+    const int32_t z = std::clamp(-128 - static_cast<int32_t>(std::nearbyint(lo / s)), -128, 127);
+    const float inv = 1.0f / s;
+    t.scale[r] = s;
+    t.zero_point[r] = z;
+    for (int64_t i = 0; i < k; ++i) t.q[r * k + i] = static_cast<int8_t>(quantize_int8(xr[i] * inv, z));
+  }
+  return t;
 }
 
 // The u8 x s8 GEMM of `rows` rows that is exact for any byte: the kernel set's where it is (VNNI, AMX; its
@@ -198,23 +214,14 @@ const char* AffineLinear::run_dynamic_int8(const OpArgs& a, const float* x, int6
 
 const char* AffineLinear::run_grouped_int8(const OpArgs& a, const float* x, int64_t rows, float* y) const {
   const int64_t groups = k_ / group_;
-  // The quantized rows laid out group by group ([g][r][kq_], q + 128, padding 0), each group's sum of q, and
-  // each row's scale and zero point.
+  // The quantized rows laid out group by group ([g][r][kq_], q + 128, padding 0) and each group's sum of q.
+  const AsymmetricRows t = quantize_rows_asymmetric(x, rows, k_);
   std::vector<uint8_t> q(static_cast<size_t>(groups * rows * kq_), 0);
   std::vector<int32_t> q_sums(static_cast<size_t>(rows * groups), 0);
-  std::vector<float> row_scale(static_cast<size_t>(rows));
-  std::vector<int32_t> row_zero_point(static_cast<size_t>(rows));
   for (int64_t r = 0; r < rows; ++r) {
-    const float* xr = x + r * k_;
-    float s;
-    int32_t z;
-    asymmetric_qparams(xr, k_, &s, &z);
-    const float inv = 1.0f / s;
-    row_scale[r] = s;
-    row_zero_point[r] = z;
     for (int64_t i = 0; i < k_; ++i) {
       const int64_t gi = i / group_;
-      const int32_t v = quantize_int8(xr[i] * inv, z);
+      const int32_t v = t.q[r * k_ + i];
       q[(gi * rows + r) * kq_ + i % group_] = static_cast<uint8_t>(v + 128);
       q_sums[r * groups + gi] += v;
     }
@@ -229,7 +236,7 @@ const char* AffineLinear::run_grouped_int8(const OpArgs& a, const float* x, int6
            width);
       const int64_t at = c0 * groups + gi * width;
       for (int64_t r = 0; r < rows; ++r) {
-        const int32_t zx = row_zero_point[r], qs = q_sums[r * groups + gi];
+        const int32_t zx = t.zero_point[r], qs = q_sums[r * groups + gi];
         // sum (q - zx)(w - zw) = sum (q + 128) w - (128 + zx) W - zw (Q - group zx), W and Q the group's sums.
         const GroupSumParams p{weight_sums_.data() + at, group_zero_point_.data() + at, group_scale_.data() + at,
                                128 + zx, qs - static_cast<int32_t>(group_) * zx};
@@ -237,7 +244,7 @@ const char* AffineLinear::run_grouped_int8(const OpArgs& a, const float* x, int6
       }
     }
     for (int64_t r = 0; r < rows; ++r) {
-      for (int64_t c = c0; c < c1; ++c) y[r * n_ + c] = sum[r * width + c - c0] * row_scale[r] + bias_[c];
+      for (int64_t c = c0; c < c1; ++c) y[r * n_ + c] = sum[r * width + c - c0] * t.scale[r] + bias_[c];
     }
   });
   return a.k.u8s8_exact ? "gemm_u8s8_groups" : "gemm_u8s8_groups_scalar";
@@ -245,33 +252,21 @@ const char* AffineLinear::run_grouped_int8(const OpArgs& a, const float* x, int6
 
 const char* AffineLinear::run_grouped_int4(const OpArgs& a, const float* x, int64_t rows, float* y) const {
   const int64_t groups = k_ / group_;
-  std::vector<int8_t> q(static_cast<size_t>(rows * k_));
-  std::vector<int32_t> centered(static_cast<size_t>(rows * groups), 0), zero_point(static_cast<size_t>(rows));
-  std::vector<float> row_scale(static_cast<size_t>(rows));
+  const AsymmetricRows t = quantize_rows_asymmetric(x, rows, k_);
+  std::vector<int32_t> centered(static_cast<size_t>(rows * groups), 0);  // each group's sum of q - zx
   for (int64_t r = 0; r < rows; ++r) {
-    const float* xr = x + r * k_;
-    float s;
-    int32_t z;
-    asymmetric_qparams(xr, k_, &s, &z);
-    const float inv = 1.0f / s;
-    row_scale[r] = s;
-    zero_point[r] = z;
-    for (int64_t i = 0; i < k_; ++i) {
-      const int32_t v = quantize_int8(xr[i] * inv, z);
-      q[r * k_ + i] = static_cast<int8_t>(v);
-      centered[r * groups + i / group_] += v - z;
-    }
+    for (int64_t i = 0; i < k_; ++i) centered[r * groups + i / group_] += t.q[r * k_ + i] - t.zero_point[r];
   }
   column_chunks(n_, rows * n_ * k_, a.threads, [&](int64_t c0, int64_t c1) {
     const int64_t width = c1 - c0, block = c0 / kInt4Block;
     std::vector<float> sum(static_cast<size_t>(rows * width));
-    const Int4Groups args{q.data(), centered.data(), zero_point.data(), rows, k_, group_,
+    const Int4Groups args{t.q.data(), centered.data(), t.zero_point.data(), rows, k_, group_,
                           packed_int4_.data() + block * 8 * k_, int4_scale_.data() + block * groups * kInt4Block,
                           int4_zero_point_.empty() ? nullptr : int4_zero_point_.data() + block * groups * kInt4Block,
                           width, sum.data(), width};
     a.k.int4_group_sums(args);
     for (int64_t r = 0; r < rows; ++r) {
-      for (int64_t c = c0; c < c1; ++c) y[r * n_ + c] = sum[r * width + c - c0] * row_scale[r] + bias_[c];
+      for (int64_t c = c0; c < c1; ++c) y[r * n_ + c] = sum[r * width + c - c0] * t.scale[r] + bias_[c];
     }
   });
   return "int4_group_sums";
