@@ -115,27 +115,18 @@ class _Recorder(torch.fx.Interpreter):
         return out
 
 
-def _sharing(writer: torch.fx.Node, placements: dict[torch.fx.Node, _Placement],
-             by_storage: dict[int, list[torch.fx.Node]], order: dict[torch.fx.Node, int]) -> list[torch.fx.Node]:
-    """The nodes converted so far that are the tensor the in-place op ``writer`` writes (its first argument, the
-    results of earlier in-place ops on it, a ``to`` that converted nothing...): later readers of any of them read
-    the written value. A view of another shape sharing its storage that is read later is refused: the rewrite
-    carries whole values, not writes through views."""
-    written = writer.args[0]
-    placement = placements.get(written)
+# Views an in-place write may go through, and the op that writes a value back into the viewed tensor.
+_VIEW_SCATTERS = {_aten.slice.Tensor: _aten.slice_scatter.default, _aten.select.int: _aten.select_scatter.default}
+
+
+def _same_tensor(placements: dict[torch.fx.Node, _Placement], by_storage: dict[int, list[torch.fx.Node]],
+                 node: torch.fx.Node) -> list[torch.fx.Node]:
+    """The nodes converted so far that are ``node``'s tensor: the same storage, shape, strides and offset (the results
+    of in-place ops on it, a ``to`` that converted nothing...)."""
+    placement = placements.get(node)
     if placement is None:
-        return [written]
-    same = []
-    for m in by_storage.get(placement[0], []):
-        other = placements[m]
-        if other[1:] == placement[1:]:
-            same.append(m)
-        elif any(order[u] > order[writer] for u in m.users):
-            raise ConversionError(f"{_where(writer)}: {writer.target} writes a tensor that shares its storage with "
-                                  f"{m.name} (shape {list(other[1])}, a view of it or the tensor it views), which is "
-                                  "read afterwards: writes through views are not supported (write the whole tensor, "
-                                  "or use slice_scatter / index_put)")
-    return same or [written]
+        return [node]
+    return [m for m in by_storage.get(placement[0], []) if placements[m] == placement] or [node]
 
 
 def _scalar(v: Any) -> float:
@@ -281,6 +272,34 @@ def capture_pt2e(model: torch.fx.GraphModule, example_inputs: tuple[torch.Tensor
         if n in recorder.placements:
             by_storage.setdefault(recorder.placements[n][0], []).append(n)
 
+    def write_back(writer: torch.fx.Node) -> None:
+        """After the in-place op ``writer``: later readers of the tensor it wrote read the result; where that tensor
+        is a slice or select of another, the result is scattered back into it (slice_scatter / select_scatter), up
+        the chain of views. Any other view of the storage that a node computed from the inputs reads afterwards is
+        refused: the rewrite carries whole values (a constant reader is folded to the value PyTorch computed,
+        writes included)."""
+        placements = recorder.placements
+        node, value, updated = writer.args[0], env[writer], set()
+        while True:
+            for m in _same_tensor(placements, by_storage, node):
+                env[m] = value
+                updated.add(m)
+            base = node.args[0] if node.op == "call_function" and node.target in _VIEW_SCATTERS else None
+            if not isinstance(base, torch.fx.Node) or placements.get(base, (None,))[0] != placements.get(node, (0,))[0]:
+                break
+            scatter = _VIEW_SCATTERS[node.target]
+            current = mapped(base)
+            result = scatter(new_values[current.name], new_values[value.name], *node.args[1:], **node.kwargs)
+            value = record(call(node, scatter, (current, value, *node.args[1:]), dict(node.kwargs)), node, result)
+            node = base
+        storage = placements.get(writer.args[0], (None,))[0]
+        for m in by_storage.get(storage, []):
+            if m not in updated and any(order[u] > order[writer] and u not in constant for u in m.users):
+                raise ConversionError(f"{_where(writer)}: {writer.target} writes a tensor that shares its storage "
+                                      f"with {m.name} (shape {list(placements[m][1])}, a view of it or the tensor "
+                                      "it views), which is read afterwards: writes through views other than slices "
+                                      "and selects are not supported")
+
     for n in placeholders:
         env[n] = record(graph.placeholder(n.target), n, values[n])
         done(n)
@@ -319,8 +338,7 @@ def capture_pt2e(model: torch.fx.GraphModule, example_inputs: tuple[torch.Tensor
             env[n] = record(call(n, n.target, torch.fx.map_arg(n.args, mapped), torch.fx.map_arg(n.kwargs, mapped)),
                             n, value)
         if n.op == "call_function" and functional(n.target) is not n.target and isinstance(n.args[0], torch.fx.Node):
-            for m in _sharing(n, recorder.placements, by_storage, order):
-                env[m] = env[n]  # later readers of the written tensor read the result
+            write_back(n)
         done(n)
     for node in reversed(graph.nodes):  # what only the islands' dequantizes and the weights' constants used
         if node.op not in ("placeholder", "output") and not node.users:
