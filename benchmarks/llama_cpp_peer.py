@@ -9,6 +9,7 @@ AMX kernels dies with SIGILL in them on the Xeon measured: benchmarks/RESULTS.md
 """
 from __future__ import annotations
 
+import importlib.util
 from pathlib import Path
 from typing import Callable
 
@@ -17,13 +18,9 @@ import torch
 
 
 def available() -> str | None:
-    """None where llama-cpp-python and gguf import, else why not."""
-    try:
-        import gguf  # noqa: F401
-        import llama_cpp  # noqa: F401
-    except ImportError as e:
-        return f"not installed ({e.name}; pip install llama-cpp-python gguf)"
-    return None
+    """None where llama-cpp-python and gguf are installed, else why not."""
+    missing = [name for name in ("llama_cpp", "gguf") if importlib.util.find_spec(name) is None]
+    return f"not installed ({', '.join(missing)}; pip install llama-cpp-python gguf)" if missing else None
 
 
 def _permuted(w: np.ndarray, heads: int) -> np.ndarray:
