@@ -146,7 +146,7 @@ def convert_decoder(model: torch.nn.Module, max_cache_len: int = 128, prefill_ch
     if not 1 <= prefill_chunk <= max_cache_len:
         raise ValueError(f"prefill_chunk={prefill_chunk}: it takes 1 (no prefill module) to max_cache_len "
                          f"({max_cache_len}) tokens")
-    layers = torchao_layers(static_cache_module(model, max_cache_len))
+    layers = torchao_layers(model)
     if not layers:
         raise ConversionError(f"{type(model).__name__} holds no torchao quantized weights: quantize it with "
                               "torchao.quantization.quantize_ first")
