@@ -5,6 +5,7 @@ attention mask); a write through another view, read afterwards, is refused by na
 from __future__ import annotations
 
 import warnings
+from typing import Callable
 
 import numpy as np
 import pytest
@@ -32,28 +33,23 @@ class _Writes(nn.Module):
         return self.fc2(h) + y
 
 
-class _WritesSlices(nn.Module):
-    def __init__(self) -> None:
+class _LinearThenWrite(nn.Module):
+    """A linear whose output ``write`` changes in place before it is read whole."""
+
+    def __init__(self, write: Callable[[torch.Tensor], object]) -> None:
         super().__init__()
-        self.fc = nn.Linear(16, 16)
+        self.fc, self.write = nn.Linear(16, 16), write
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         h = self.fc(x)
-        h[:, 2:6].add_(1)            # a slice written, then h read whole
-        h[1].mul_(3)                 # a select written
-        h[:, 8:12][0:2, 1:3].fill_(0.5)  # a slice of a slice
+        self.write(h)
         return h * 2
 
 
-class _WritesATranspose(nn.Module):
-    def __init__(self) -> None:
-        super().__init__()
-        self.fc = nn.Linear(16, 16)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        h = self.fc(x)
-        h.t().add_(1)                # a write through a transposed view, then h read whole
-        return h * 2
+def _write_slices(h: torch.Tensor) -> None:
+    h[:, 2:6].add_(1)                    # a slice written
+    h[1].mul_(3)                         # a select written
+    h[:, 8:12][0:2, 1:3].fill_(0.5)      # a slice of a slice
 
 
 def _converted(model: nn.Module, x: torch.Tensor) -> qnnpy.QDQModule:
@@ -80,7 +76,7 @@ def test_a_write_reaches_the_tensor_and_not_its_clone():
 
 def test_writes_into_slices_and_selects_reach_the_viewed_tensor():
     torch.manual_seed(0)
-    model, x = _WritesSlices(), torch.randn(3, 16)
+    model, x = _LinearThenWrite(_write_slices), torch.randn(3, 16)
     module = _converted(model, x)
     with torch.no_grad():
         expected = model(x).numpy()
@@ -90,4 +86,4 @@ def test_writes_into_slices_and_selects_reach_the_viewed_tensor():
 def test_a_write_through_another_view_is_refused():
     torch.manual_seed(0)
     with pytest.raises(ConversionError, match="writes through views other than slices and selects are not supported"):
-        _converted(_WritesATranspose(), torch.randn(3, 16))
+        _converted(_LinearThenWrite(lambda h: h.t().add_(1)), torch.randn(3, 16))  # through a transpose
