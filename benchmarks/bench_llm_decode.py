@@ -46,7 +46,7 @@ from torchao.quantization.granularity import PerAxis, PerGroup  # noqa: E402
 from torchao_models import quantize_like_executorch  # noqa: E402
 from transformers import LlamaConfig, LlamaForCausalLM  # noqa: E402
 
-from qnnpy import llm  # noqa: E402
+from qnnpy import _core, llm  # noqa: E402
 
 CACHE, POSITION, PREFILL, PREFILL_CHUNK = 160, 16, 128, 32
 LLM_RESULTS = RESULTS_DIR / "llm"
@@ -82,16 +82,21 @@ def medians(calls: dict[str, Callable[[], object]], runs: int) -> dict[str, floa
     return {name: statistics.median(t) * 1e3 for name, t in times.items()}
 
 
-def payload_bytes(model: torch.nn.Module, bits: int) -> int:
-    """The bytes of the quantized linears' values at ``bits`` bits each, and of a quantized (int8) embedding table."""
-    total = 0
-    for module in model.modules():
-        quantized = type(getattr(module, "weight", None)).__module__.startswith("torchao")
-        if quantized and isinstance(module, torch.nn.Linear):
-            total += module.weight.numel() * bits // 8
-        elif quantized and isinstance(module, torch.nn.Embedding):
-            total += module.weight.numel()
-    return total
+def payload_bytes(model: torch.nn.Module, bits: int) -> tuple[int, int]:
+    """The weights' bytes: (the quantized linears' values at ``bits`` bits each and a quantized embedding's at 8,
+    everything the model's parameters hold: those values at their bits, their scales and zero points as torchao
+    stores them, and the tensors left in float)."""
+    values = stored = 0
+    for name, p in model.named_parameters():
+        if not type(p).__module__.startswith("torchao"):
+            stored += p.numel() * p.element_size()
+            continue
+        module = model.get_submodule(name.rpartition(".")[0])
+        size = p.qdata.numel() * (bits if isinstance(module, torch.nn.Linear) else 8) // 8
+        values += size
+        stored += size + sum(getattr(p, n).numel() * getattr(p, n).element_size()
+                             for n in p.tensor_data_names if n != "qdata")
+    return values, stored
 
 
 def executorch_model(base: torch.nn.Module, config: str) -> torch.nn.Module:
@@ -176,15 +181,23 @@ def bench(config: str, base: torch.nn.Module, threads: list[int], runs: int, com
     notes.append(f"{config}: converted in {time.perf_counter() - start:.1f} s (the step and the prefill module)")
     state = decoder.initial_state
     token, position = np.array([[7]], np.int64), np.array([POSITION], np.int64)
-    decoder.module.run(*state, token, position)
-    decoder.prefill.run(*state, np.zeros((1, PREFILL_CHUNK), np.int64), np.arange(PREFILL_CHUNK, dtype=np.int64))
-    params = sum(a.nbytes for a in decoder.module.params.values())
-    payload = payload_bytes(model, 4 if config == "8da4w" else 8)
-    notes.append(f"{config}: memory: the quantized values take {payload / 2**20:.0f} MiB at their bits; each of the "
-                 f"two modules (step, prefill) holds {params / 2**20:.0f} MiB of params (int4 values a byte each, float "
-                 f"tensors such as an unquantized embedding in float32); the process grew by "
-                 f"{resident_mib() - rss_before:.0f} MiB over converting both and running each once (the params twice, "
-                 "and each executor's packed weights: int4 two a byte, int8 one)")
+    for t in threads:  # the executors of every thread count, made before the params they packed are freed
+        decoder.module.run(*state, token, position, threads=t)
+        decoder.prefill.run(*state, np.zeros((1, PREFILL_CHUNK), np.int64), np.arange(PREFILL_CHUNK, dtype=np.int64),
+                            threads=t)
+    freed = decoder.release_packed_params()
+    held = _core.held_weight_bytes([decoder.module.graph, decoder.prefill.graph])
+    values, stored = payload_bytes(model, 4 if config == "8da4w" else 8)
+    weights = held["params"] + held["packed"]
+    notes.append(f"{config}: memory: the weights hold {values / 2**20:.0f} MiB of quantized values at their bits, "
+                 f"{stored / 2**20:.0f} MiB with their scales and zero points and the tensors left in float; qnnpy's "
+                 f"runtime holds {weights / 2**20:.0f} MiB of weights ({held['packed'] / 2**20:.0f} MiB packed for its "
+                 f"kernels, {held['params'] / 2**20:.0f} MiB of params it reads in place), {weights / stored:.2f}x the "
+                 f"torchao model's, after release_packed_params freed {freed / 2**20:.0f} MiB (the step and prefill "
+                 "modules share every param and packed weight); the process grew by "
+                 f"{resident_mib() - rss_before:.0f} MiB over converting, preparing both modules at "
+                 f"{'/'.join(map(str, threads))} thread(s) and running them once (the rest: each value's buffer, kept "
+                 "between runs, and what converting leaves)")
     step = llm.static_cache_module(model, CACHE)
     prompt = torch.randint(0, 32000, (1, PREFILL), generator=torch.Generator().manual_seed(0))
     compiled = None

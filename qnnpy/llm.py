@@ -37,7 +37,9 @@ class Decoder:
     ``(logits, *state)``: the logits ``(1, 1, vocab)`` and the state after the step. ``initial_state`` is the empty
     cache; ``max_cache_len`` bounds the positions. ``prefill`` (``convert_decoder(..., prefill_chunk=C)``) is the
     same computation on ``C`` tokens at consecutive positions: ``input_ids (1, C)``, ``cache_position (C,)``,
-    logits ``(1, C, vocab)``."""
+    logits ``(1, C, vocab)``. The two modules share their params (one copy in memory). :meth:`run_step` and
+    :meth:`run_prefill` run them on ``threads`` workers with the kernels of ``isa`` (default: the best the CPU
+    runs)."""
 
     module: QDQModule
     state_names: list[str]
@@ -45,16 +47,28 @@ class Decoder:
     max_cache_len: int
     prefill: QDQModule | None = None
     prefill_chunk: int = 1
+    threads: int = 1
+    isa: str | None = None
 
     def run_step(self, *inputs: np.ndarray) -> list[np.ndarray]:
         """One step in qnnpy's runtime: the module's outputs as arrays (a :data:`StepRunner`)."""
-        return [out.dequantized for out in self.module.run(*inputs).outputs]
+        return [out.dequantized for out in self.module.run(*inputs, threads=self.threads, isa=self.isa).outputs]
 
     def run_prefill(self, *inputs: np.ndarray) -> list[np.ndarray]:
         """``prefill_chunk`` tokens in one call of qnnpy's runtime: the prefill module's outputs as arrays."""
         if self.prefill is None:
             raise ValueError("this decoder has no prefill module: convert it with convert_decoder(..., prefill_chunk=C)")
-        return [out.dequantized for out in self.prefill.run(*inputs).outputs]
+        return [out.dequantized for out in self.prefill.run(*inputs, threads=self.threads, isa=self.isa).outputs]
+
+    def release_packed_params(self) -> int:
+        """Prepare the runtime for :meth:`run_step` and :meth:`run_prefill` (at ``threads`` and ``isa``), then free
+        the params its kernels packed (:meth:`QDQModule.release_packed_params`): the linears' weights stay in
+        memory once, in the kernels' layout, shared by the two modules. Afterwards the modules run in qnnpy's
+        runtime at the settings prepared so far only (no params, TVM forms or save). Returns the bytes freed."""
+        freed = self.module.release_packed_params(threads=self.threads, isa=self.isa)
+        if self.prefill is not None:
+            freed += self.prefill.release_packed_params(threads=self.threads, isa=self.isa)
+        return freed
 
     def generate(self, prompt: Sequence[int], max_new_tokens: int, runner: StepRunner | None = None,
                  prefill_runner: StepRunner | None = None) -> list[int]:
@@ -140,7 +154,8 @@ def convert_decoder(model: torch.nn.Module, max_cache_len: int = 128, prefill_ch
     """Convert one decode step of a Hugging Face decoder LM quantized with torchao's ``quantize_``, its static
     KV cache of ``max_cache_len`` positions as explicit state (see :class:`Decoder`). With ``prefill_chunk`` above
     1 a second module takes that many tokens a call, for the prompt: its GEMMs read each weight once for all of
-    them where the step reads it once a token (the two modules hold their params each)."""
+    them where the step reads it once a token (the two modules share their params' memory, and the runtime packs
+    each weight once for both)."""
     if getattr(model, "training", False):
         raise ConversionError(f"{type(model).__name__} is in training mode; call model.eval() before converting")
     if not 1 <= prefill_chunk <= max_cache_len:
@@ -158,4 +173,5 @@ def convert_decoder(model: torch.nn.Module, max_cache_len: int = 128, prefill_ch
         decoder.prefill_chunk = prefill_chunk
         if prefill_names != names:
             raise ConversionError(f"the prefill module's state {prefill_names} is not the step's {names}")
+        decoder.prefill.graph.share_params(module.graph)
     return decoder

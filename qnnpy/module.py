@@ -33,6 +33,7 @@ class QDQModule:
         self.torch_nodes = dict(torch_nodes or {})
         self._executors: dict[tuple[str, str, int, int], Executor] = {}
         self._batch_graphs: dict[int, _core.Graph] = {}  # dynamic batch: the graph of each batch size run
+        self._released: str | None = None  # why the packed params are gone (release_packed_params)
 
     @property
     def graph(self) -> _core.Graph:
@@ -40,12 +41,18 @@ class QDQModule:
         return self._graph
 
     def script(self, func_name: str = "main") -> str:
-        """The module as Relax TVMScript text (parse it with ``tvm.script.from_source``)."""
+        """The module as Relax TVMScript text (parse it with ``tvm.script.from_source``). ValueError after
+        :meth:`release_packed_params`."""
+        if self._released is not None:
+            raise ValueError(self._released)
         return self._graph.script(func_name)
 
     @property
     def params(self) -> dict[str, np.ndarray]:
-        """Function parameters after the inputs, by name, in signature order (read-only views)."""
+        """Function parameters after the inputs, by name, in signature order (read-only views). ValueError after
+        :meth:`release_packed_params`."""
+        if self._released is not None:
+            raise ValueError(self._released)
         return dict(self._graph.exported_params())
 
     @property
@@ -92,9 +99,10 @@ class QDQModule:
         """Write ``graph.qnnpy`` (the IR with its params: what :meth:`load` reads) and ``module.py`` (the
         TVMScript text). The params are stored once, in ``graph.qnnpy``; ``load(directory).params`` gives them
         by name, e.g. for ``np.savez``."""
+        script = self.script()
         out = Path(directory)
         out.mkdir(parents=True, exist_ok=True)
-        (out / _SCRIPT_FILE).write_text(self.script())
+        (out / _SCRIPT_FILE).write_text(script)
         (out / _GRAPH_FILE).write_bytes(self._graph.serialize())
         stale = out / _LEGACY_PARAMS_FILE  # left by an earlier save into this folder: it would be checked on load
         stale.unlink(missing_ok=True)
@@ -156,12 +164,32 @@ class QDQModule:
         shape) replaces values once computed, so later nodes read the fed values
         (:func:`qnnpy.compare` with ``reference_inputs=True`` feeds PyTorch's tensors).
         """
-        batch = self._batch_of(inputs)
+        return self._executor(self._batch_of(inputs), profile, threads, isa).run(*inputs, capture=capture, feed=feed)
+
+    def _executor(self, batch: int, profile: str | None, threads: int, isa: str | None) -> Executor:
+        """The executor of one run setting, made (its weights packed) on first use."""
         profile = resolve_profile(profile)
         key = (profile, isa or _core.default_isa(), check_threads(threads), batch)
         if key not in self._executors:
+            if self._released is not None:
+                raise ValueError(f"no executor for profile {key[0]}, isa {key[1]}, {key[2]} threads, batch {batch}: "
+                                 + self._released)
             self._executors[key] = Executor(self._graph_at(batch), self.output_qparams(), profile, isa, threads)
-        return self._executors[key].run(*inputs, capture=capture, feed=feed)
+        return self._executors[key]
+
+    def release_packed_params(self, profile: str | None = None, threads: int = 1, isa: str | None = None) -> int:
+        """Prepare qnnpy's runtime for one run setting (as :meth:`run` takes them, at the example batch), then free
+        the params its kernels copied into their own layout when they were prepared (the int8 / int4 weights of
+        torchao's dynamic and 8da4w linears, and their scales), so that those weights are in memory once. Runs at
+        the settings prepared so far keep working; :attr:`params`, the TVM forms, :meth:`save` and runs at other
+        settings raise ValueError afterwards. Returns the bytes freed (a param another module shares,
+        ``Graph.share_params``, is freed when both have released it)."""
+        self._executor(self._example_batch(), profile, threads, isa)
+        settings = ", ".join(f"({p}, {i}, {t} threads)" for p, i, t, _ in self._executors)
+        self._released = ("its packed params were freed by release_packed_params() once the runtime had packed them "
+                          f"(prepared: {settings}); convert the model again for its params, TVM forms, save or other "
+                          "run settings")
+        return int(self._graph.release_packed_params(self._released))
 
     def _example_batch(self) -> int:
         """Dim 0 of the inputs the module was converted with (1 for a rank-0 input)."""
@@ -236,4 +264,5 @@ class QDQModule:
         return "\n".join(lines)
 
     def __repr__(self) -> str:
-        return f"QDQModule(inputs={self.input_names}, ops={len(self.nodes())}, params={len(self.params)})"
+        params = "released" if self._released is not None else len(self.params)
+        return f"QDQModule(inputs={self.input_names}, ops={len(self.nodes())}, params={params})"

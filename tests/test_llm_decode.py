@@ -3,6 +3,8 @@ one decode step converted with the static KV cache as explicit state (qnnpy.llm)
 qnnpy's runtime and in TVM's kernels form against PyTorch's own decode through transformers' static-cache module."""
 from __future__ import annotations
 
+import gc
+
 import numpy as np
 import pytest
 import torch
@@ -11,7 +13,7 @@ pytest.importorskip("torchao.quantization")
 pytest.importorskip("transformers")
 from torchao.quantization import Int8DynamicActivationInt8WeightConfig, Int8WeightOnlyConfig, quantize_  # noqa: E402
 
-from qnnpy import llm  # noqa: E402
+from qnnpy import _core, llm  # noqa: E402
 from test_torchao import _tiny_lm  # noqa: E402
 from torchao_models import quantize_like_executorch  # noqa: E402
 
@@ -154,3 +156,38 @@ def test_refusals():
         decoder.generate(PROMPT, 2, prefill_runner=decoder.run_step)
     with pytest.raises(ValueError, match="prefill_chunk=9: it takes 1 .* to max_cache_len"):
         llm.convert_decoder(model, max_cache_len=8, prefill_chunk=9)
+
+
+@pytest.mark.parametrize("kind,config", [("llama", "w8a8_dynamic"), ("qwen2", "executorch_8da4w")])
+def test_weights_in_memory_once(kind, config):
+    """The step and prefill modules hold one copy of each param, the runtime packs each weight once for both, and
+    release_packed_params frees the params the kernels copied: generation gives the same tokens after it, and
+    what needs the freed params says so."""
+    model = _quantized_lm(kind, config)
+    with pytest.warns(UserWarning):
+        decoder = llm.convert_decoder(model, max_cache_len=CACHE, prefill_chunk=8)
+    step_graph, prefill_graph = decoder.module.graph, decoder.prefill.graph
+    # The prefill module adds only its own constants (masks and positions of its chunk's length), not the weights.
+    added = _core.held_weight_bytes([step_graph, prefill_graph])["params"] - _core.held_weight_bytes([step_graph])["params"]
+    assert 0 < added < _core.held_weight_bytes([prefill_graph])["params"] / 10
+    gc.collect()  # earlier tests' garbage holding packed weights goes now, not while this one measures
+    linears = sum(a.nbytes for name, a in decoder.module.params.items() if a.dtype == np.int8 and a.ndim == 2
+                  and "embed" not in name)
+    packed_before = _core.held_weight_bytes([])["packed"]
+    decoder.run_step(*decoder.initial_state, np.array([[3]], np.int64), np.array([0], np.int64))
+    packed_by_step = _core.held_weight_bytes([])["packed"] - packed_before
+    assert packed_by_step > 0
+    tokens = decoder.generate(PROMPT, 8)  # runs the prefill module too
+    assert _core.held_weight_bytes([])["packed"] - packed_before == packed_by_step
+
+    params_before = _core.held_weight_bytes([step_graph, prefill_graph])["params"]
+    freed = decoder.release_packed_params()
+    assert freed >= linears
+    assert _core.held_weight_bytes([step_graph, prefill_graph])["params"] == params_before - freed
+    assert decoder.generate(PROMPT, 8) == tokens
+    with pytest.raises(ValueError, match="freed by release_packed_params"):
+        decoder.module.params
+    with pytest.raises(ValueError, match="freed by release_packed_params"):
+        decoder.prefill.script()
+    with pytest.raises(ValueError, match="no executor for profile .* 2 threads.*freed by release_packed_params"):
+        decoder.module.run(*decoder.initial_state, np.array([[3]], np.int64), np.array([0], np.int64), threads=2)

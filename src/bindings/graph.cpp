@@ -7,6 +7,7 @@
 #include "layer_import/normalization_node.h"
 #include "layer_import/float_layer.h"
 #include "ops/op_def.h"
+#include "runtime/packed_weights.h"
 
 namespace qnnpy::bindings {
 namespace {
@@ -99,6 +100,17 @@ Param plain_param(const std::string& name, const py::array& array, bool exported
 }  // namespace
 
 void bind_graph(py::module_& m) {
+  m.def(
+      "held_weight_bytes",
+      [](const std::vector<std::shared_ptr<Graph>>& graphs) {
+        std::vector<const Graph*> plain;
+        for (const auto& g : graphs) plain.push_back(g.get());
+        const WeightBytes held = held_weight_bytes(plain);
+        return py::dict(py::arg("params") = held.params, py::arg("packed") = held.packed);
+      },
+      py::arg("graphs"),
+      "What the weights take in memory: {'params': the bytes of the param buffers the graphs hold, each shared "
+      "buffer once; 'packed': the bytes of the runtime's packed weights alive in this process}.");
   m.def("op_names", [] {
     std::vector<std::string> names;
     for (const OpDef& op : op_table()) names.push_back(op.name);
@@ -260,6 +272,11 @@ void bind_graph(py::module_& m) {
       })
       .def_property_readonly("inputs", &Graph::inputs)
       .def_property_readonly("outputs", &Graph::outputs)
+      .def("share_params", &Graph::share_params, py::arg("other"),
+           "Makes each param read the buffer of other's param of the same name, dtype, shape and values; returns how "
+           "many it shares.")
+      .def("release_packed_params", &release_packed_params, py::arg("why"),
+           "Frees the params that only runners which packed them read (runtime/packed_weights.h); returns the bytes.")
       .def("serialize", [](const Graph& g) { return py::bytes(serialize_graph(g)); })
       .def_static("deserialize", [](const py::bytes& b) { return std::make_shared<Graph>(deserialize_graph(b)); });
 }

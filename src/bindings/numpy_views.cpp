@@ -37,7 +37,11 @@ py::array param_view(const ExportedParam& p, py::handle owner) {
     strides.insert(strides.begin(), stride);
     stride *= *it;
   }
-  py::array a(numpy_dtype(p.dtype), std::vector<py::ssize_t>(p.shape.begin(), p.shape.end()), strides, p.bytes, owner);
+  // The view keeps the graph (`owner`, which holds the qparams' arrays) and the param's own buffer alive.
+  using Hold = std::pair<py::object, std::shared_ptr<const std::vector<uint8_t>>>;
+  py::capsule base(new Hold(py::reinterpret_borrow<py::object>(owner), p.buffer),
+                   [](void* hold) { delete static_cast<Hold*>(hold); });
+  py::array a(numpy_dtype(p.dtype), std::vector<py::ssize_t>(p.shape.begin(), p.shape.end()), strides, p.bytes, base);
   py::detail::array_proxy(a.ptr())->flags &= ~py::detail::npy_api::NPY_ARRAY_WRITEABLE_;
   return a;
 }

@@ -1,6 +1,7 @@
 // The Relax function parameters that carry a graph's constants, in order.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,9 @@ struct ExportedParam {
   DType dtype;
   Shape shape;
   const uint8_t* bytes;  // points into the graph's param storage
+  // The param's buffer (null for the scales and zero points, which the graph's qparams hold): a view of `bytes`
+  // that keeps it stays valid after the graph shares or releases the param.
+  std::shared_ptr<const std::vector<uint8_t>> buffer;
 };
 
 std::vector<ExportedParam> exported_params(const Graph& g);

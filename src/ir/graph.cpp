@@ -144,6 +144,7 @@ int Graph::add_input(const std::string& name, const Shape& shape, DType dtype) {
 
 int Graph::add_param(Param p) {
   check_mutable();
+  check_not_released(p);
   check_printable(p.name, "param name");
   size_t expected = static_cast<size_t>(checked_num_elements(p.shape, "param '" + p.name + "'")) * dtype_size(p.dtype);
   if (p.bytes.size() != expected) {
@@ -172,9 +173,38 @@ const Value& Graph::value(int id) const {
   return values_[id];
 }
 
+void check_not_released(const Param& p) {
+  if (p.bytes.released()) throw std::logic_error("param '" + p.name + "' holds no values: " + p.released_by);
+}
+
+void Param::check_values() const { check_not_released(*this); }
+
 const Param& Graph::param(int id) const {
   if (id < 0 || id >= static_cast<int>(params_.size())) throw std::out_of_range("no param with id " + std::to_string(id));
   return params_[id];
+}
+
+int Graph::share_params(const Graph& other) {
+  std::map<std::string, const Param*> by_name;
+  for (const Param& q : other.params_) {
+    if (!q.bytes.released()) by_name[q.name] = &q;
+  }
+  int shared = 0;
+  for (Param& p : params_) {
+    auto it = by_name.find(p.name);
+    if (it == by_name.end() || p.bytes.released()) continue;
+    const Param& q = *it->second;
+    if (q.dtype != p.dtype || q.shape != p.shape || q.bytes.vector() != p.bytes.vector()) continue;
+    p.bytes.share(q.bytes);
+    ++shared;
+  }
+  return shared;
+}
+
+bool Graph::release_param(int id, const std::string& why) {
+  Param& p = params_.at(static_cast<size_t>(id));
+  p.released_by = why;
+  return p.bytes.release();
 }
 
 const Param& Graph::node_param(const Node& n, const std::string& role) const {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "ir/dtype.h"
+#include "ir/param_bytes.h"
 
 namespace qnnpy {
 
@@ -56,13 +57,25 @@ struct Param {
   std::string name;
   DType dtype = DType::Int8;
   Shape shape;
-  std::vector<uint8_t> bytes;  // dtype elements, native byte order
+  ParamBytes bytes;            // dtype elements, native byte order
   QParams q;                   // of the integer weight / bias
   bool exported = true;        // false: runtime-only data, not a Relax function param
+  std::string released_by;     // set by Graph::release_param: why the values are gone
 
-  template <class T> const T* data() const { return reinterpret_cast<const T*>(bytes.data()); }
-  template <class T> T* mutable_data() { return reinterpret_cast<T*>(bytes.data()); }
+  // Both throw std::logic_error, naming the param and why, when its values were released (Graph::release_param).
+  template <class T> const T* data() const {
+    check_values();
+    return reinterpret_cast<const T*>(bytes.data());
+  }
+  template <class T> T* mutable_data() {
+    check_values();
+    return reinterpret_cast<T*>(bytes.data());
+  }
+  void check_values() const;
 };
+
+// Throws std::logic_error, naming the param and why, when its values were released (Graph::release_param).
+void check_not_released(const Param& p);
 
 struct Node {
   std::string op;
@@ -106,6 +119,14 @@ class Graph {
   const Value& value(int id) const;
   const Param& param(int id) const;
   const Param& node_param(const Node& n, const std::string& role) const;
+
+  // Makes each param read the buffer of `other`'s param of the same name when their dtypes, shapes and values are
+  // equal (one copy in memory for graphs converted from one model); returns how many it shares.
+  int share_params(const Graph& other);
+  // Frees the values of a param that only runtime ops which copied them at preparation read (see
+  // release_packed_params, runtime/packed_weights.h); reading the param afterwards throws, naming `why`. True when
+  // the buffer is freed (no other graph, copy or NumPy view holds it).
+  bool release_param(int id, const std::string& why);
 
   // Dynamic batch: dim 0 of every value is the batch, any size at run time (ir/rebatch.h checks
   // that the graph allows it and makes the graph of one batch size).

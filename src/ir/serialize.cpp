@@ -86,10 +86,11 @@ std::string serialize_graph(const Graph& g) {
   w.raw(version, sizeof version);
   w.pod<uint64_t>(g.params().size());
   for (const Param& p : g.params()) {
+    check_not_released(p);
     w.str(p.name);
     w.pod<uint8_t>(static_cast<uint8_t>(p.dtype));
     w.vec(p.shape);
-    w.vec(p.bytes);
+    w.vec(p.bytes.vector());
     w.qparams(p.q);
     w.pod<uint8_t>(p.exported);
   }

@@ -115,7 +115,8 @@ void affine_linear_emit(Emitter& e, const Node& n) {
 std::vector<OpDef> affine_ops() {
   return {
       {"affine_linear", OpKind::Float, affine_linear_rule, affine_linear_emit, prepared_runner<AffineLinear>, nullptr,
-       /*bit_exact_float_output=*/false, /*reads_quantized_source=*/false, /*any_dtype=*/false, /*quantizes_input=*/true},
+       /*bit_exact_float_output=*/false, /*reads_quantized_source=*/false, /*any_dtype=*/false, /*quantizes_input=*/true,
+       AffineLinear::packed_param_roles},
   };
 }
 

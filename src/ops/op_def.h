@@ -51,6 +51,10 @@ struct OpDef {
   // A Float-kind op that is a quantized layer: integer weights, its float input quantized inside (dynamic_linear,
   // affine_linear); summaries count it with the quantized layers, not with the float ops a quantizer left.
   bool quantizes_input = false;
+  // The roles of the node's params that its runner copies (packs) when it is made and never reads afterwards;
+  // null: none. Such params can be freed once the executors are made (release_packed_params,
+  // runtime/packed_weights.h).
+  std::vector<std::string> (*packed_param_roles)(const Node& n) = nullptr;
 };
 
 // Every op, in one table assembled from the op families (src/ops/*.cpp).

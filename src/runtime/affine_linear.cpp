@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "runtime/dynamic_qparams.h"
+#include "runtime/packed_weights.h"
 #include "runtime/parallel.h"
 
 namespace qnnpy {
@@ -106,70 +107,92 @@ AffineLinear::AffineLinear(const Graph& g, const Node& n, Profile) {
   }
   if (activation_ == 0) return;
   int4_ = activation_ == 2 && group_ % 8 == 0 && n.int_attr("weight_bits") <= 4;  // values in [-8, 7] (the op's rule)
+  const PackingKey key{"affine_linear", {&w, &g.node_param(n, "weight_scale"), &g.node_param(n, "weight_zero_point")},
+                       {activation_, group_, int4_}};
+  packed_ = shared_packing<Packed>(key, [this] { return pack(); });
+  weight_ = nullptr;
+  weight_scale_ = nullptr;
+  weight_zero_point_ = nullptr;
+}
+
+int64_t AffineLinear::Packed::bytes() const {
+  return static_cast<int64_t>(gemm.size() + weight_sums.size() * 4 + scale.size() * 4 + zero_point.size() * 4 + int4.size() +
+                              int4_scale.size() * 4 + int4_zero_point.size() * 4);
+}
+
+std::vector<std::string> AffineLinear::packed_param_roles(const Node& n) {
+  if (n.int_attr("activation") == 0) return {"bias"};
+  return {"weight", "weight_scale", "weight_zero_point", "bias"};
+}
+
+std::shared_ptr<const AffineLinear::Packed> AffineLinear::pack() const {
+  auto p = std::make_shared<Packed>();
   if (int4_) {
-    pack_int4();
-    return;
+    pack_int4(*p);
+    return p;
   }
   // Activation 1 packs whole rows (one group of k_), activation 2 each group of group_ columns on its own.
   const int64_t span = activation_ == 1 ? k_ : group_, groups = k_ / span;
-  kq_ = (span + 3) / 4 * 4;
-  const int64_t packed_size = packed_b_u8s8_size(kq_, n_);
-  packed_.resize(static_cast<size_t>(groups * packed_size));
-  weight_sums_.assign(static_cast<size_t>(groups * n_), 0);
-  std::vector<int8_t> b(static_cast<size_t>(kq_ * n_));  // one group, k x n: the layout pack_b_u8s8 reads
+  p->kq = (span + 3) / 4 * 4;
+  const int64_t packed_size = packed_b_u8s8_size(p->kq, n_);
+  p->gemm.resize(static_cast<size_t>(groups * packed_size));
+  p->weight_sums.assign(static_cast<size_t>(groups * n_), 0);
+  std::vector<int8_t> b(static_cast<size_t>(p->kq * n_));  // one group, k x n: the layout pack_b_u8s8 reads
   for (int64_t gi = 0; gi < groups; ++gi) {
     std::fill(b.begin(), b.end(), int8_t{0});
     for (int64_t c = 0; c < n_; ++c) {
       for (int64_t i = 0; i < span; ++i) {
         const int8_t v = weight_[c * k_ + gi * span + i];
         b[i * n_ + c] = v;
-        weight_sums_[gi * n_ + c] += v;
+        p->weight_sums[gi * n_ + c] += v;
       }
     }
-    pack_b_u8s8(b.data(), kq_, n_, packed_.data() + gi * packed_size);
+    pack_b_u8s8(b.data(), p->kq, n_, p->gemm.data() + gi * packed_size);
   }
-  if (activation_ == 2) by_chunk(groups, packed_size);
+  if (activation_ == 2) by_chunk(*p, groups, packed_size);
+  else p->scale.assign(weight_scale_, weight_scale_ + n_);
+  return p;
 }
 
-void AffineLinear::pack_int4() {
+void AffineLinear::pack_int4(Packed& p) const {
   const int64_t groups = k_ / group_, blocks = (n_ + kInt4Block - 1) / kInt4Block;
-  packed_int4_.resize(static_cast<size_t>(packed_int4_size(k_, n_)));
-  pack_int4_groups(weight_, n_, k_, packed_int4_.data());
-  int4_scale_.assign(static_cast<size_t>(blocks * groups * kInt4Block), 0.0f);
+  p.int4.resize(static_cast<size_t>(packed_int4_size(k_, n_)));
+  pack_int4_groups(weight_, n_, k_, p.int4.data());
+  p.int4_scale.assign(static_cast<size_t>(blocks * groups * kInt4Block), 0.0f);
   const bool zero_points = std::any_of(weight_zero_point_, weight_zero_point_ + n_ * groups, [](int8_t z) { return z != 0; });
-  if (zero_points) int4_zero_point_.assign(int4_scale_.size(), 0);
+  if (zero_points) p.int4_zero_point.assign(p.int4_scale.size(), 0);
   for (int64_t c = 0; c < n_; ++c)
     for (int64_t gi = 0; gi < groups; ++gi) {
       const int64_t at = (c / kInt4Block * groups + gi) * kInt4Block + c % kInt4Block;
-      int4_scale_[at] = weight_scale_[c * groups + gi];
-      if (zero_points) int4_zero_point_[at] = weight_zero_point_[c * groups + gi];
+      p.int4_scale[at] = weight_scale_[c * groups + gi];
+      if (zero_points) p.int4_zero_point[at] = weight_zero_point_[c * groups + gi];
     }
 }
 
-int64_t AffineLinear::chunk_bytes(int64_t c0) const {
-  const int64_t padded_n = packed_b_u8s8_size(kq_, n_) / kq_;
-  return (std::min(padded_n, c0 + kColumnsPerChunk) - c0) * kq_;
+int64_t AffineLinear::chunk_bytes(int64_t kq, int64_t c0) const {
+  const int64_t padded_n = packed_b_u8s8_size(kq, n_) / kq;
+  return (std::min(padded_n, c0 + kColumnsPerChunk) - c0) * kq;
 }
 
-void AffineLinear::by_chunk(int64_t groups, int64_t packed_size) {
-  std::vector<int8_t> packed(packed_.size());
-  std::vector<int32_t> sums(weight_sums_.size());
-  group_scale_.resize(static_cast<size_t>(groups * n_));
-  group_zero_point_.resize(static_cast<size_t>(groups * n_));
+void AffineLinear::by_chunk(Packed& p, int64_t groups, int64_t packed_size) const {
+  std::vector<int8_t> packed(p.gemm.size());
+  std::vector<int32_t> sums(p.weight_sums.size());
+  p.scale.resize(static_cast<size_t>(groups * n_));
+  p.zero_point.resize(static_cast<size_t>(groups * n_));
   for (int64_t c0 = 0; c0 < n_; c0 += kColumnsPerChunk) {
-    const int64_t width = std::min(n_, c0 + kColumnsPerChunk) - c0, bytes = chunk_bytes(c0);
+    const int64_t width = std::min(n_, c0 + kColumnsPerChunk) - c0, bytes = chunk_bytes(p.kq, c0);
     for (int64_t gi = 0; gi < groups; ++gi) {
-      std::copy_n(packed_.data() + gi * packed_size + c0 * kq_, bytes, packed.data() + c0 * groups * kq_ + gi * bytes);
+      std::copy_n(p.gemm.data() + gi * packed_size + c0 * p.kq, bytes, packed.data() + c0 * groups * p.kq + gi * bytes);
       for (int64_t j = 0; j < width; ++j) {
         const int64_t at = c0 * groups + gi * width + j, c = c0 + j;
-        sums[at] = weight_sums_[gi * n_ + c];
-        group_scale_[at] = weight_scale_[c * groups + gi];
-        group_zero_point_[at] = weight_zero_point_[c * groups + gi];
+        sums[at] = p.weight_sums[gi * n_ + c];
+        p.scale[at] = weight_scale_[c * groups + gi];
+        p.zero_point[at] = weight_zero_point_[c * groups + gi];
       }
     }
   }
-  packed_ = std::move(packed);
-  weight_sums_ = std::move(sums);
+  p.gemm = std::move(packed);
+  p.weight_sums = std::move(sums);
 }
 
 const char* AffineLinear::run(const OpArgs& a) const {
@@ -186,7 +209,8 @@ const char* AffineLinear::run(const OpArgs& a) const {
 }
 
 const char* AffineLinear::run_dynamic_int8(const OpArgs& a, const float* x, int64_t rows, float* y) const {
-  std::vector<uint8_t> q(static_cast<size_t>(rows * kq_), 0);  // q + 128; the padding multiplies zero weights
+  const Packed& p = *packed_;
+  std::vector<uint8_t> q(static_cast<size_t>(rows * p.kq), 0);  // q + 128; the padding multiplies zero weights
   std::vector<float> row_scale(static_cast<size_t>(rows));
   for (int64_t r = 0; r < rows; ++r) {
     const float* xr = x + r * k_;
@@ -195,16 +219,16 @@ const char* AffineLinear::run_dynamic_int8(const OpArgs& a, const float* x, int6
     const float s = std::max(std::max(-lo, hi) / 127.5f, kFloat32Eps);
     const float inv = 1.0f / s;
     row_scale[r] = s;
-    for (int64_t i = 0; i < k_; ++i) q[r * kq_ + i] = static_cast<uint8_t>(quantize_int8(xr[i] * inv, 0) + 128);
+    for (int64_t i = 0; i < k_; ++i) q[r * p.kq + i] = static_cast<uint8_t>(quantize_int8(xr[i] * inv, 0) + 128);
   }
   const Gemm gemm = exact_gemm(a.k, rows);
   column_chunks(n_, rows * n_ * k_, a.threads, [&](int64_t c0, int64_t c1) {
     std::vector<int32_t> acc(static_cast<size_t>(rows * (c1 - c0)));
-    gemm(q.data(), rows, kq_, packed_.data() + c0 * kq_, c1 - c0, acc.data(), c1 - c0);
+    gemm(q.data(), rows, p.kq, p.gemm.data() + c0 * p.kq, c1 - c0, acc.data(), c1 - c0);
     for (int64_t r = 0; r < rows; ++r) {
       for (int64_t c = c0; c < c1; ++c) {
-        const int32_t sum = acc[r * (c1 - c0) + c - c0] - 128 * weight_sums_[c];
-        const float v = (static_cast<float>(sum) * row_scale[r]) * weight_scale_[c];
+        const int32_t sum = acc[r * (c1 - c0) + c - c0] - 128 * p.weight_sums[c];
+        const float v = (static_cast<float>(sum) * row_scale[r]) * p.scale[c];
         y[r * n_ + c] = v + bias_[c];
       }
     }
@@ -213,34 +237,34 @@ const char* AffineLinear::run_dynamic_int8(const OpArgs& a, const float* x, int6
 }
 
 const char* AffineLinear::run_grouped_int8(const OpArgs& a, const float* x, int64_t rows, float* y) const {
-  const int64_t groups = k_ / group_;
-  // The quantized rows laid out group by group ([g][r][kq_], q + 128, padding 0) and each group's sum of q.
+  const Packed& p = *packed_;
+  const int64_t groups = k_ / group_, kq = p.kq;
+  // The quantized rows laid out group by group ([g][r][kq], q + 128, padding 0) and each group's sum of q.
   const AsymmetricRows t = quantize_rows_asymmetric(x, rows, k_);
-  std::vector<uint8_t> q(static_cast<size_t>(groups * rows * kq_), 0);
+  std::vector<uint8_t> q(static_cast<size_t>(groups * rows * kq), 0);
   std::vector<int32_t> q_sums(static_cast<size_t>(rows * groups), 0);
   for (int64_t r = 0; r < rows; ++r) {
     for (int64_t i = 0; i < k_; ++i) {
       const int64_t gi = i / group_;
       const int32_t v = t.q[r * k_ + i];
-      q[(gi * rows + r) * kq_ + i % group_] = static_cast<uint8_t>(v + 128);
+      q[(gi * rows + r) * kq + i % group_] = static_cast<uint8_t>(v + 128);
       q_sums[r * groups + gi] += v;
     }
   }
   const Gemm gemm = exact_gemm(a.k, rows);
   column_chunks(n_, rows * n_ * k_, a.threads, [&](int64_t c0, int64_t c1) {
-    const int64_t width = c1 - c0, bytes = chunk_bytes(c0);
+    const int64_t width = c1 - c0, bytes = chunk_bytes(kq, c0);
     std::vector<int32_t> acc(static_cast<size_t>(rows * width));
     std::vector<float> sum(static_cast<size_t>(rows * width), 0.0f);
     for (int64_t gi = 0; gi < groups; ++gi) {
-      gemm(q.data() + gi * rows * kq_, rows, kq_, packed_.data() + c0 * groups * kq_ + gi * bytes, width, acc.data(),
-           width);
+      gemm(q.data() + gi * rows * kq, rows, kq, p.gemm.data() + c0 * groups * kq + gi * bytes, width, acc.data(), width);
       const int64_t at = c0 * groups + gi * width;
       for (int64_t r = 0; r < rows; ++r) {
         const int32_t zx = t.zero_point[r], qs = q_sums[r * groups + gi];
         // sum (q - zx)(w - zw) = sum (q + 128) w - (128 + zx) W - zw (Q - group zx), W and Q the group's sums.
-        const GroupSumParams p{weight_sums_.data() + at, group_zero_point_.data() + at, group_scale_.data() + at,
-                               128 + zx, qs - static_cast<int32_t>(group_) * zx};
-        a.k.add_group_sums(acc.data() + r * width, width, p, sum.data() + r * width);
+        const GroupSumParams sums{p.weight_sums.data() + at, p.zero_point.data() + at, p.scale.data() + at, 128 + zx,
+                                  qs - static_cast<int32_t>(group_) * zx};
+        a.k.add_group_sums(acc.data() + r * width, width, sums, sum.data() + r * width);
       }
     }
     for (int64_t r = 0; r < rows; ++r) {
@@ -251,6 +275,7 @@ const char* AffineLinear::run_grouped_int8(const OpArgs& a, const float* x, int6
 }
 
 const char* AffineLinear::run_grouped_int4(const OpArgs& a, const float* x, int64_t rows, float* y) const {
+  const Packed& p = *packed_;
   const int64_t groups = k_ / group_;
   const AsymmetricRows t = quantize_rows_asymmetric(x, rows, k_);
   std::vector<int32_t> centered(static_cast<size_t>(rows * groups), 0);  // each group's sum of q - zx
@@ -261,8 +286,8 @@ const char* AffineLinear::run_grouped_int4(const OpArgs& a, const float* x, int6
     const int64_t width = c1 - c0, block = c0 / kInt4Block;
     std::vector<float> sum(static_cast<size_t>(rows * width));
     const Int4Groups args{t.q.data(), centered.data(), t.zero_point.data(), rows, k_, group_,
-                          packed_int4_.data() + block * 8 * k_, int4_scale_.data() + block * groups * kInt4Block,
-                          int4_zero_point_.empty() ? nullptr : int4_zero_point_.data() + block * groups * kInt4Block,
+                          p.int4.data() + block * 8 * k_, p.int4_scale.data() + block * groups * kInt4Block,
+                          p.int4_zero_point.empty() ? nullptr : p.int4_zero_point.data() + block * groups * kInt4Block,
                           width, sum.data(), width};
     a.k.int4_group_sums(args);
     for (int64_t r = 0; r < rows; ++r) {

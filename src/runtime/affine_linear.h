@@ -3,6 +3,8 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
+#include <string>
 #include <vector>
 
 #include "runtime/prepared_op.h"
@@ -45,41 +47,52 @@ class AffineLinear final : public PreparedOp {
  public:
   AffineLinear(const Graph& g, const Node& n, Profile profile);
   const char* run(const OpArgs& a) const override;
+  // The params an integer path (activation 1 or 2) copies when the runner is made and never reads again.
+  static std::vector<std::string> packed_param_roles(const Node& n);
+
+  // The integer paths' weights, made once per weight (runtime/packed_weights.h) however many runners read it.
+  struct Packed {
+    // Packed for gemm_u8s8 (activation 1: whole rows, k padded to kq; activation 2: one packed matrix per group,
+    // each group padded to kq, chunk by chunk of the columns, see by_chunk) and the sums of each row's (group's)
+    // values.
+    int64_t kq = 0;
+    std::vector<int8_t> gemm;
+    std::vector<int32_t> weight_sums;  // activation 1: [c]; activation 2: chunk by chunk
+    // Activation 1: s[c][0]. Activation 2: the group scales and zero points, chunk by chunk, as the epilogue
+    // reads them.
+    std::vector<float> scale;
+    std::vector<int32_t> zero_point;
+    // Activation 2 on int4 values: the weight packed by pack_int4_groups, the group scales and zero points laid
+    // out as int4_group_sums reads them (kernels.h, Int4Groups); no zero points where every one is 0.
+    std::vector<uint8_t> int4;
+    std::vector<float> int4_scale;
+    std::vector<int32_t> int4_zero_point;
+    int64_t bytes() const;
+  };
 
  private:
   const char* run_dynamic_int8(const OpArgs& a, const float* x, int64_t rows, float* y) const;
   const char* run_grouped_int8(const OpArgs& a, const float* x, int64_t rows, float* y) const;
   const char* run_grouped_int4(const OpArgs& a, const float* x, int64_t rows, float* y) const;
-  // Activation 2 on int4 values: the weight packed by pack_int4_groups, the group scales and zero points laid out as
-  // int4_group_sums reads them (kernels.h, Int4Groups); no zero points where every one is 0.
-  void pack_int4();
   void run_float(const OpArgs& a, const float* x, int64_t rows, float* y) const;
+  std::shared_ptr<const Packed> pack() const;
+  void pack_int4(Packed& p) const;
   // Activation 2: the packed groups, weight sums, scales and zero points reordered chunk by chunk of the columns a
   // worker takes ([chunk][group][the chunk's columns]), so that a worker reads one contiguous run (group by group
   // they lie n * kq bytes apart: a TLB miss each on wide layers, a 32000-row lm_head ran at a third of the rate).
-  void by_chunk(int64_t groups, int64_t packed_size);
+  void by_chunk(Packed& p, int64_t groups, int64_t packed_size) const;
   // The packed bytes of one group of the chunk of columns from c0 (its columns rounded up to whole packed blocks).
-  int64_t chunk_bytes(int64_t c0) const;
+  int64_t chunk_bytes(int64_t kq, int64_t c0) const;
 
   int64_t n_ = 0, k_ = 0, group_ = 0;
   int activation_ = 0;
-  bool scale_after_dot_ = false;
-  const int8_t* weight_ = nullptr;       // the graph's param, (n, k)
+  bool scale_after_dot_ = false, int4_ = false;
+  // The graph's params: read by the float path (activation 0) on every run, by the integer paths only while packing.
+  const int8_t* weight_ = nullptr;       // (n, k)
   const float* weight_scale_ = nullptr;  // (n, k / group)
   const int8_t* weight_zero_point_ = nullptr;
   std::vector<float> bias_;              // zeros without a bias
-  // The integer paths: the weight packed for gemm_u8s8 (activation 1: whole rows, k padded to kq_; activation 2:
-  // one packed matrix per group, each group padded to kq_) and the sums of each row's (group's) values.
-  int64_t kq_ = 0;
-  std::vector<int8_t> packed_;
-  std::vector<int32_t> weight_sums_;  // activation 1: [c]; activation 2: chunk by chunk (by_chunk)
-  // Activation 2: the group scales and zero points, chunk by chunk (by_chunk), as the epilogue reads them.
-  std::vector<float> group_scale_;
-  std::vector<int32_t> group_zero_point_;
-  bool int4_ = false;
-  std::vector<uint8_t> packed_int4_;
-  std::vector<float> int4_scale_;
-  std::vector<int32_t> int4_zero_point_;
+  std::shared_ptr<const Packed> packed_;  // the integer paths
 };
 
 }  // namespace qnnpy

@@ -112,7 +112,7 @@ void run_float_constant(const OpArgs& a) {
   if (p.dtype == DType::Float32) {
     a.out_buf().f.assign(p.data<float>(), p.data<float>() + count);
   } else {
-    a.out_buf().idx = widen_integers(p.bytes.data(), count, p.dtype);
+    a.out_buf().idx = widen_integers(p.data<uint8_t>(), count, p.dtype);
   }
 }
 
