@@ -4,6 +4,7 @@
 
 #include "runtime/ops/float_movement_runners.h"
 #include "runtime/ops/plain_values.h"
+#include "runtime/parallel.h"
 
 namespace qnnpy {
 namespace {
@@ -12,7 +13,82 @@ namespace {
 // index times the input's stride along the source axis), or -1 for a padding position.
 using AxisMap = std::vector<int64_t>;
 
-// out[i_0, ..., i_r] = x[map_0[i_0] + ... + map_r[i_r]], or `fill` where an entry is -1.
+// How many trailing axes of the output read one contiguous run of the input, and that run's length: the last
+// axis when it reads consecutive elements, and each axis before it whose entries step by the length of the run
+// after it (an expand's copied blocks, a slice along an outer axis). 0 axes where the last axis does not.
+struct ContiguousTail {
+  size_t axes = 0;
+  int64_t length = 1;
+};
+ContiguousTail contiguous_tail(const std::vector<AxisMap>& maps, const Shape& shape) {
+  ContiguousTail tail;
+  for (size_t d = shape.size(); d-- > 0;) {
+    const AxisMap& m = maps[d];
+    bool steps = m[0] >= 0;
+    for (int64_t i = 1; i < shape[d] && steps; ++i) steps = m[i] == m[0] + i * tail.length;
+    if (!steps) break;
+    ++tail.axes;
+    tail.length *= shape[d];
+  }
+  return tail;
+}
+
+// Whether the last two output axes transpose the input: the last reads it with one stride (above 1), the one
+// before it reads consecutive elements.
+bool transposes(const std::vector<AxisMap>& maps, const Shape& shape) {
+  const size_t rank = shape.size();
+  if (rank < 2 || shape[rank - 1] < 2) return false;
+  const AxisMap &last = maps[rank - 1], &rows = maps[rank - 2];
+  const int64_t stride = last[1] - last[0];
+  if (stride <= 1 || rows[0] < 0) return false;
+  for (int64_t i = 1; i < shape[rank - 1]; ++i) {
+    if (last[i] != last[0] + i * stride) return false;
+  }
+  for (int64_t j = 1; j < shape[rank - 2]; ++j) {
+    if (rows[j] != rows[0] + j) return false;
+  }
+  return true;
+}
+
+// remap where `transposes` holds: each matrix of the last two axes written 8 rows at a time, so that the 8 input
+// elements a column reads are consecutive and each output cache line is written while it is loaded.
+template <class T>
+void transpose_blocks(const T* x, const std::vector<AxisMap>& maps, const Shape& shape, T fill, T* out, int threads) {
+  const size_t rank = shape.size(), outer_axes = rank - 2;
+  const int64_t rows = shape[rank - 2], width = shape[rank - 1], matrices = num_elements(shape) / (rows * width);
+  const int64_t stride = maps[rank - 1][1] - maps[rank - 1][0], start = maps[rank - 2][0] + maps[rank - 1][0];
+  constexpr int64_t kBlock = 8;
+  parallel_slices(matrices, std::max<int64_t>(1, (1 << 16) / (rows * width)), 1, threads, [&](int64_t begin, int64_t end) {
+    std::vector<int64_t> index(outer_axes, 0);
+    for (int64_t m = begin, d = static_cast<int64_t>(outer_axes); d-- > 0; m /= shape[d]) index[d] = m % shape[d];
+    for (int64_t m = begin; m < end; ++m) {
+      int64_t base = start;
+      bool padded = false;
+      for (size_t d = 0; d < outer_axes; ++d) {
+        padded = padded || maps[d][index[d]] < 0;
+        base += maps[d][index[d]];
+      }
+      T* dst = out + m * rows * width;
+      if (padded) {
+        std::fill_n(dst, rows * width, fill);
+      } else {
+        for (int64_t j0 = 0; j0 < rows; j0 += kBlock) {
+          const int64_t block = std::min(kBlock, rows - j0);
+          const T* src = x + base + j0;
+          T* d0 = dst + j0 * width;
+          for (int64_t i = 0; i < width; ++i) {
+            for (int64_t j = 0; j < block; ++j) d0[j * width + i] = src[i * stride + j];
+          }
+        }
+      }
+      for (size_t d = outer_axes; d-- > 0 && ++index[d] == shape[d];) index[d] = 0;
+    }
+  });
+}
+
+// out[i_0, ..., i_r] = x[map_0[i_0] + ... + map_r[i_r]], or `fill` where an entry is -1. The output is written
+// run by run (the trailing axes that read one contiguous run of the input, else the last axis), the runs split
+// among the workers when there are many.
 template <class T>
 void remap(const OpArgs& a, const std::vector<AxisMap>& maps, T fill) {
   const Shape& shape = a.out().shape;
@@ -25,27 +101,44 @@ void remap(const OpArgs& a, const std::vector<AxisMap>& maps, T fill) {
     out[0] = x[0];
     return;
   }
-  std::vector<int64_t> index(rank, 0);
+  const ContiguousTail tail = contiguous_tail(maps, shape);
+  // The outer axes pick a run's start; the run is `width` elements of the output.
+  const size_t outer_axes = tail.axes > 0 ? rank - tail.axes : rank - 1;
+  const int64_t width = tail.axes > 0 ? tail.length : shape[rank - 1], runs = num_elements(shape) / width;
+  int64_t tail_start = 0;  // the input offset of a run's first element, beyond the outer axes' entries
+  for (size_t d = outer_axes; d < rank; ++d) tail_start += maps[d][0];
   const AxisMap& last = maps[rank - 1];
-  const int64_t width = shape[rank - 1], rows = num_elements(shape) / width;
-  bool contiguous = last[0] >= 0;  // the last axis reads a run of the input (a copy per row)
-  for (int64_t i = 1; i < width && contiguous; ++i) contiguous = last[i] == last[0] + i;
-  for (int64_t r = 0; r < rows; ++r) {
-    int64_t base = 0;
-    bool padded = false;
-    for (size_t d = 0; d + 1 < rank; ++d) {
-      const int64_t m = maps[d][index[d]];
-      padded = padded || m < 0;
-      base += m;
-    }
-    T* dst = out.data() + r * width;
-    if (contiguous && !padded) {
-      std::copy_n(x.data() + base + last[0], width, dst);
-    } else {
-      for (int64_t i = 0; i < width; ++i) dst[i] = padded || last[i] < 0 ? fill : x[base + last[i]];
-    }
-    for (size_t d = rank - 1; d-- > 0 && ++index[d] == shape[d];) index[d] = 0;
+  const bool last_padded = std::any_of(last.begin(), last.end(), [](int64_t m) { return m < 0; });
+  if (tail.axes == 0 && !last_padded && transposes(maps, shape)) {
+    transpose_blocks(x.data(), maps, shape, fill, out.data(), a.threads);
+    return;
   }
+  auto write_runs = [&](int64_t begin, int64_t end) {
+    std::vector<int64_t> index(outer_axes, 0);  // of run `begin` over the outer axes
+    for (int64_t r = begin, d = static_cast<int64_t>(outer_axes); d-- > 0; r /= shape[d]) index[d] = r % shape[d];
+    for (int64_t r = begin; r < end; ++r) {
+      int64_t base = 0;
+      bool padded = false;
+      for (size_t d = 0; d < outer_axes; ++d) {
+        const int64_t m = maps[d][index[d]];
+        padded = padded || m < 0;
+        base += m;
+      }
+      T* dst = out.data() + r * width;
+      if (padded) {
+        std::fill_n(dst, width, fill);
+      } else if (tail.axes > 0) {
+        std::copy_n(x.data() + base + tail_start, width, dst);
+      } else if (!last_padded) {
+        const T* src = x.data() + base;
+        for (int64_t i = 0; i < width; ++i) dst[i] = src[last[i]];
+      } else {
+        for (int64_t i = 0; i < width; ++i) dst[i] = last[i] < 0 ? fill : x[base + last[i]];
+      }
+      for (size_t d = outer_axes; d-- > 0 && ++index[d] == shape[d];) index[d] = 0;
+    }
+  };
+  parallel_slices(runs, std::max<int64_t>(1, (1 << 16) / width), 1, a.threads, write_runs);
 }
 
 // Runs remap in the value's element type; `fill` is converted to it.
