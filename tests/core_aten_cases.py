@@ -290,6 +290,13 @@ _add(_aten.linear.default, f(2, 8), f(5, 8, seed=1))
 _add(_aten.matmul.default, f(2, 1, 3, 4), f(2, 4, 5, seed=1))
 _add(_aten.matmul.default, f(3, 4), f(4, seed=1))
 _add(_aten.matmul.default, f(4), f(2, 4, 5, seed=1))
+_add(_aten.scaled_dot_product_attention.default, f(1, 2, 3, 8), f(1, 2, 5, 8, seed=1), f(1, 2, 5, 4, seed=2))
+_add(_aten.scaled_dot_product_attention.default, f(2, 4, 3, 8), f(2, 2, 5, 8, seed=1), f(2, 2, 5, 8, seed=2),
+     b(1, 1, 3, 5, seed=3), scale=0.5, enable_gqa=True)
+_add(_aten.scaled_dot_product_attention.default, f(1, 2, 4, 8), f(1, 2, 4, 8, seed=1), f(1, 2, 4, 8, seed=2),
+     f(1, 1, 1, 4, seed=3), is_causal=False)
+_add(_aten.scaled_dot_product_attention.default, f(1, 2, 4, 8), f(1, 2, 6, 8, seed=1), f(1, 2, 6, 8, seed=2),
+     is_causal=True)
 _add(_aten.conv2d.default, f(1, 3, 7, 7), f(4, 3, 3, 3, seed=1), f(4, seed=2), [1, 2], [1, 1], constant=(1, 2))
 _add(_aten.conv1d.default, f(1, 4, 9), f(6, 2, 3, seed=1), None, [1], [2], [1], 2, constant=(1,))
 _add(_aten._convolution.default, f(1, 3, 6, 6), f(4, 3, 3, 3, seed=1), f(4, seed=2), [1, 1], [1, 1], [1, 1], False,

@@ -137,12 +137,13 @@ def test_pt2e_gelu_tanh_encoder_converts():
 @pytest.mark.parametrize("kind", ["x86", "xnnpack"])
 def test_pt2e_torch_transformer_encoder_layer(kind):
     """PyTorch's nn.TransformerEncoderLayer: the packed Q / K / V projection taken apart (unflatten, unsqueeze,
-    transpose, squeeze, select -> float_slice), aten.scaled_dot_product_attention decomposed into its core aten
-    ops (PyTorch's CPU kernel computes it in blocks: float rounding apart), the GELU MLP. Measured: every quantized
+    transpose, squeeze, select -> float_slice), aten.scaled_dot_product_attention as one float_attention
+    (PyTorch's CPU kernel computes it in blocks: float rounding apart), the GELU MLP. Measured: every quantized
     tensor identical under fbgemm; float tensors within 4.5e-7 of their range."""
     gm = pt2e_torch_encoder_layer(kind)
     module = qnnpy.from_torch(gm, (inputs(1)[0],))
-    assert {"float_slice", "float_softmax", "float_matmul", "float_mul"} <= {n["op"] for n in module.nodes()}
+    ops = {n["op"] for n in module.nodes()}
+    assert {"float_slice", "float_attention"} <= ops and "float_softmax" not in ops
     xs = inputs(3, seed=3)
     report = qnnpy.compare(gm, module, xs, profiles=("fbgemm",))
     for row in report.layers["fbgemm"]:
@@ -152,8 +153,8 @@ def test_pt2e_torch_transformer_encoder_layer(kind):
 
 
 def test_attention_with_a_causal_mask_converts_and_agrees():
-    """scaled_dot_product_attention with is_causal=True (and any mask): decomposed into its core aten ops, the
-    mask a constant (tril of ones, folded); within float rounding of PyTorch's kernel."""
+    """scaled_dot_product_attention with is_causal=True: one float_attention with its causal flag; within float
+    rounding of PyTorch's kernel."""
     from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
     from pt2e_models import quantizer
 
@@ -170,7 +171,7 @@ def test_attention_with_a_causal_mask_converts_and_agrees():
     prepared(q, k)
     gm = convert_pt2e(prepared)
     module = qnnpy.from_torch(gm, (q, k))
-    assert "float_constant" in {n["op"] for n in module.nodes()}
+    assert [n["ints"]["causal"] for n in module.nodes() if n["op"] == "float_attention"] == [[1]]
     with torch.no_grad():
         ref = gm(q, k).numpy()
     out = module.run(q.numpy(), k.numpy(), profile="fbgemm").dequantized

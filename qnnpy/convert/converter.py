@@ -14,6 +14,7 @@ from qnnpy.capture.fx_capture import CapturedGraph, FxTracingError, capture_fx
 from qnnpy.capture.pt2e_capture import capture_pt2e, is_exported_module, is_pt2e_graph
 from qnnpy.capture.torchao_capture import capture_torchao, refuse_exported_torchao, torchao_layers
 from qnnpy.capture.torchscript_capture import capture_torchscript
+from qnnpy.convert.attention import ATTENTION, converts_whole, fold_repeated_kv
 from qnnpy.convert.context import ConversionContext, op_name
 from qnnpy.convert.dynamic_ops import is_dynamic_quantized_op, refuse_unsupported_dynamic
 from qnnpy.convert.input_shapes import check_model_runs
@@ -277,9 +278,16 @@ def capture(model: torch.nn.Module, example_inputs: tuple[torch.Tensor, ...]) ->
 
 def decomposed(captured: CapturedGraph) -> CapturedGraph:
     """The captured graph with its float ops without a converter decomposed into aten ops and its constants
-    folded."""
+    folded; attention reads grouped-query heads in place (convert/attention.py)."""
     gm = captured.module
-    return decompose_float_ops(captured, lambda n: converts_in_float(_table_key(gm, n)))
+    fold_repeated_kv(captured)
+
+    def convertible(node: torch.fx.Node) -> bool:
+        if node.target is ATTENTION:
+            return converts_whole(node, captured.values)
+        return converts_in_float(_table_key(gm, node))
+
+    return decompose_float_ops(captured, convertible)
 
 
 def _front_end(model: torch.nn.Module, example_inputs: tuple[torch.Tensor, ...]) -> CapturedGraph:

@@ -10,6 +10,7 @@ from typing import Any, Callable
 import torch
 import torch.fx
 
+from qnnpy.convert.attention import ATTENTION, convert_attention
 from qnnpy.convert.context import ConversionContext
 from qnnpy.convert.embedding_ops import convert_float_embedding
 from qnnpy.convert.float_elementwise import elementwise_converters
@@ -29,6 +30,7 @@ FLOAT_ATEN: dict[Any, Converter] = {
     **layer_converters(),
     **scatter_converters(),
     torch.ops.aten.embedding.default: convert_float_embedding,
+    ATTENTION: convert_attention,
 }
 
 FLOAT_TUPLE_OUTPUTS: dict[Any, PartConverter] = {**REDUCE_TUPLE_OUTPUTS, **LAYER_TUPLE_OUTPUTS, **SCATTER_TUPLE_OUTPUTS}

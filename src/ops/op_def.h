@@ -78,6 +78,7 @@ std::vector<OpDef> affine_ops();       // affine_linear.cpp
 std::vector<OpDef> softmax_ops();      // softmax.cpp
 std::vector<OpDef> float_ops();        // float_ops.cpp
 std::vector<OpDef> float_transformer_ops();  // float_transformer_ops.cpp
+std::vector<OpDef> float_attention_ops();  // float_attention.cpp
 std::vector<OpDef> float_unary_ops();  // float_unary.cpp
 std::vector<OpDef> float_binary_ops();  // float_binary.cpp
 std::vector<OpDef> float_movement_ops();  // float_movement.cpp

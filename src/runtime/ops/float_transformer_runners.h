@@ -12,5 +12,6 @@ void run_float_softmax(const OpArgs& a);
 void run_float_layer_norm(const OpArgs& a);
 void run_float_gelu(const OpArgs& a);
 void run_float_matmul(const OpArgs& a);
+void run_float_attention(const OpArgs& a);  // float_attention.cpp
 
 }  // namespace qnnpy
