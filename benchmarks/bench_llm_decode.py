@@ -46,7 +46,7 @@ from torchao.quantization.granularity import PerAxis, PerGroup  # noqa: E402
 from torchao_models import quantize_like_executorch  # noqa: E402
 from transformers import LlamaConfig, LlamaForCausalLM  # noqa: E402
 
-from qnnpy import _core, llm  # noqa: E402
+from qnnpy import llm  # noqa: E402
 
 CACHE, POSITION, PREFILL, PREFILL_CHUNK = 160, 16, 128, 32
 LLM_RESULTS = RESULTS_DIR / "llm"
@@ -186,7 +186,7 @@ def bench(config: str, base: torch.nn.Module, threads: list[int], runs: int, com
         decoder.prefill.run(*state, np.zeros((1, PREFILL_CHUNK), np.int64), np.arange(PREFILL_CHUNK, dtype=np.int64),
                             threads=t)
     freed = decoder.release_packed_params()
-    held = _core.held_weight_bytes([decoder.module.graph, decoder.prefill.graph])
+    held = decoder.weight_bytes()
     values, stored = payload_bytes(model, 4 if config == "8da4w" else 8)
     weights = held["params"] + held["packed"]
     notes.append(f"{config}: memory: the weights hold {values / 2**20:.0f} MiB of quantized values at their bits, "

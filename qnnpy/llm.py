@@ -18,6 +18,7 @@ from typing import Any, Callable, Iterator, Sequence
 import numpy as np
 import torch
 
+from qnnpy import _core
 from qnnpy.capture.torchao_capture import capture_torchao_with_state, torchao_layers
 from qnnpy.convert.converter import convert_captured, decomposed
 from qnnpy.convert.torchao_ops import check_torchao_layers
@@ -59,6 +60,12 @@ class Decoder:
         if self.prefill is None:
             raise ValueError("this decoder has no prefill module: convert it with convert_decoder(..., prefill_chunk=C)")
         return [out.dequantized for out in self.prefill.run(*inputs, threads=self.threads, isa=self.isa).outputs]
+
+    def weight_bytes(self) -> dict[str, int]:
+        """What the weights take in memory: ``params``, the bytes of the params the two modules hold (each shared
+        buffer once), and ``packed``, those of the runtime's packed weights alive in this process."""
+        graphs = [self.module.graph] + ([self.prefill.graph] if self.prefill is not None else [])
+        return dict(_core.held_weight_bytes(graphs))
 
     def release_packed_params(self) -> int:
         """Prepare the runtime for :meth:`run_step` and :meth:`run_prefill` (at ``threads`` and ``isa``), then free
