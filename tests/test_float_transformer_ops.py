@@ -146,3 +146,20 @@ def test_slice_equals_torch(axis, begin, end):
     x = _random((3, 4, 5), 11)
     expected = torch.from_numpy(x).narrow(axis, begin, end - begin).numpy()
     np.testing.assert_array_equal(_run("float_slice", x, ints={"axis": [axis], "begin": [begin], "end": [end]}), expected)
+
+
+def test_square_is_pytorchs_bit_for_bit():
+    """x ** 2 is x * x, as PyTorch computes a power of 2 (not the C library's pow)."""
+    x = _random((4, 1000), 5) * 1e3
+    np.testing.assert_array_equal(_run_with_scalar("float_pow", x, 2.0), torch.from_numpy(x).pow(2).numpy())
+
+
+@pytest.mark.parametrize("op", ["float_sum", "float_mean", "float_var"])
+def test_reducing_trailing_axes_adds_in_the_same_order(op):
+    """A reduction over the last axes (each output a contiguous run) takes its own loop: it must add in the order
+    of the general one, which the same values reduced over a middle axis take."""
+    x = _random((3, 7, 129), 9)
+    floats = {"correction": 1.0} if op == "float_var" else {}
+    trailing = _run(op, x, ints={"axes": [2], "keepdim": [0]}, floats=floats)
+    middle = _run(op, np.ascontiguousarray(x.transpose(0, 2, 1)), ints={"axes": [1], "keepdim": [0]}, floats=floats)
+    np.testing.assert_array_equal(trailing, middle)

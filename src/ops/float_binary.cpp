@@ -84,11 +84,14 @@ int64_t integer_pow(int64_t base, int64_t exponent) {
 
 std::string as_bool(const std::string& x) { return "R.astype(" + x + ", \"bool\")"; }
 
-// The float arithmetic of the four basic ops, once: their on_float and their runs (binary_runs).
+// The float arithmetic of the basic ops and the power, once: their on_float and their runs (binary_runs).
 struct Add { static float apply(float a, float b) { return a + b; } };
 struct Sub { static float apply(float a, float b) { return a - b; } };
 struct Mul { static float apply(float a, float b) { return a * b; } };
 struct Div { static float apply(float a, float b) { return a / b; } };
+// x ** 2 as x * x, what PyTorch computes for a power of 2 (aten/src/ATen/native/cpu/PowKernel.cpp,
+// pow_tensor_scalar_optimized_kernel); other powers through the C library.
+struct Pow { static float apply(float a, float b) { return b == 2.0f ? a * a : std::pow(a, b); } };
 
 const std::vector<BinaryOp>& binary_ops() {
   static const std::vector<BinaryOp> ops = {
@@ -112,7 +115,7 @@ const std::vector<BinaryOp>& binary_ops() {
        {[](float a, float b) { return std::fmod(a, b); }, nullptr,
         [](int64_t a, int64_t b) -> int64_t { return b == 0 || b == -1 ? 0 : a % b; }}},
       {"float_pow", [](const std::string& x, const std::string& y) { return call("R.power", x, y); },
-       {[](float a, float b) { return std::pow(a, b); }, nullptr, integer_pow}, false,
+       {Pow::apply, nullptr, integer_pow, binary_runs<Pow>}, false,
        [](const std::string& x, const std::string& y) {  // float64 holds the int64 powers of moderate size exactly
          return "R.astype(R.round(" + call("R.power", "R.astype(" + x + ", \"float64\")", "R.astype(" + y + ", \"float64\")") +
                 "), \"int64\")";

@@ -6,7 +6,8 @@
 //   out[l] = sum over j in index order of p[j] * v[j]
 // PyTorch's math path scales q and k by sqrt(scale) each before their matmul and sums in its BLAS's order, so the
 // two agree to float rounding, not bit for bit. A row with every position left out gives zeros, as PyTorch's math
-// path (its _safe_softmax).
+// path (its _safe_softmax). Positions of weight 0 (left out, or underflowed) are skipped, so a value there that is
+// not finite does not reach the output, where PyTorch's 0 * inf would give NaN.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -75,10 +76,14 @@ void run_float_attention(const OpArgs& a) {
       const float* query = q + (nh * rows + l) * e_size;
       const int64_t mask_row = n * mask_strides[0] + h * mask_strides[1] + l * mask_strides[2];
       for (int64_t j = 0; j < positions; ++j) {
-        float score = dot(query, keys + j * e_size, e_size) * scale;
-        if (float_mask != nullptr) score += float_mask[mask_row + j * mask_strides[3]];
-        if ((bool_values != nullptr && bool_values[mask_row + j * mask_strides[3]] == 0) || (causal && j > l)) {
-          score = kMinusInf;
+        const bool left_out = (bool_values != nullptr && bool_values[mask_row + j * mask_strides[3]] == 0) ||
+                              (causal && j > l) ||
+                              (float_mask != nullptr && float_mask[mask_row + j * mask_strides[3]] == kMinusInf);
+        // A position left out weighs exactly 0: neither its dot product nor its value is computed.
+        float score = kMinusInf;
+        if (!left_out) {
+          score = dot(query, keys + j * e_size, e_size) * scale;
+          if (float_mask != nullptr) score += float_mask[mask_row + j * mask_strides[3]];
         }
         s[j] = score;
       }
@@ -93,6 +98,7 @@ void run_float_attention(const OpArgs& a) {
       }
       const float reciprocal = 1.0f / sum;
       for (int64_t j = 0; j < positions; ++j) {
+        if (s[j] == 0.0f) continue;  // exp(-inf): a position left out (or one whose weight underflowed to 0)
         const float p = s[j] * reciprocal;
         const float* row = values + j * ev;
         for (int64_t i = 0; i < ev; ++i) dst[i] += p * row[i];

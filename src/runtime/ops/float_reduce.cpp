@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <string>
@@ -32,6 +33,17 @@ std::vector<int64_t> reduction_targets(const Shape& in, const std::vector<int64_
   return targets;
 }
 
+// Whether the reduced axes are the last ones (every axis when `axes` is empty): each output then reduces one
+// contiguous run of the input.
+bool reduces_trailing_axes(const Shape& in, const std::vector<int64_t>& axes) {
+  if (axes.empty()) return true;
+  std::vector<bool> reduced(in.size(), false);
+  for (int64_t a : axes) reduced[normalized_axis(a, in.size())] = true;
+  size_t d = in.size();
+  while (d > 0 && reduced[d - 1]) --d;
+  return std::none_of(reduced.begin(), reduced.begin() + static_cast<std::ptrdiff_t>(d), [](bool r) { return r; });
+}
+
 template <class T>
 void min_max(const OpArgs& a, const std::vector<int64_t>& targets, bool is_max) {
   const std::vector<T>& x = values_of<T>(a.in_buf());
@@ -55,9 +67,11 @@ void min_max(const OpArgs& a, const std::vector<int64_t>& targets, bool is_max) 
 
 void run_float_reduce(const OpArgs& a) {
   const std::string& op = a.node.op;
-  const std::vector<int64_t> targets = reduction_targets(a.in().shape, a.node.ints_attr("axes"));
+  const bool float_sum = a.in().dtype == DType::Float32 && op != "float_amax" && op != "float_amin" && op != "float_any";
+  const bool trailing = float_sum && reduces_trailing_axes(a.in().shape, a.node.ints_attr("axes"));
+  const std::vector<int64_t> targets = trailing ? std::vector<int64_t>{} : reduction_targets(a.in().shape, a.node.ints_attr("axes"));
   const size_t count = static_cast<size_t>(a.out_count());
-  const double per_output = static_cast<double>(targets.size()) / static_cast<double>(count);
+  const double per_output = static_cast<double>(num_elements(a.in().shape)) / static_cast<double>(count);
   if (op == "float_amax" || op == "float_amin") {
     with_element_type(a.out().dtype, [&](auto zero) { min_max<decltype(zero)>(a, targets, op == "float_amax"); });
     return;
@@ -84,9 +98,24 @@ void run_float_reduce(const OpArgs& a) {
   }
   const std::vector<float>& x = a.in_buf().f;
   std::vector<double> acc(count, op == "float_prod" ? 1.0 : 0.0);
-  for (size_t e = 0; e < x.size(); ++e) {
-    double& r = acc[targets[e]];
-    r = op == "float_prod" ? r * x[e] : r + x[e];
+  const size_t length = x.size() / count;  // of each output's run, where `trailing`
+  if (trailing) {
+    // Each output reduces one contiguous run: the same adds in the same order, without the targets' lookups.
+    for (size_t r = 0; r < count; ++r) {
+      const float* row = x.data() + r * length;
+      double v = acc[r];
+      if (op == "float_prod") {
+        for (size_t i = 0; i < length; ++i) v *= row[i];
+      } else {
+        for (size_t i = 0; i < length; ++i) v += row[i];
+      }
+      acc[r] = v;
+    }
+  } else {
+    for (size_t e = 0; e < x.size(); ++e) {
+      double& r = acc[targets[e]];
+      r = op == "float_prod" ? r * x[e] : r + x[e];
+    }
   }
   if (op == "float_mean" || op == "float_var") {
     for (double& r : acc) r /= per_output;
@@ -94,8 +123,9 @@ void run_float_reduce(const OpArgs& a) {
   if (op == "float_var") {  // the mean's squared deviations, divided by count - correction
     std::vector<double> squares(count, 0.0);
     for (size_t e = 0; e < x.size(); ++e) {
-      const double d = x[e] - acc[targets[e]];
-      squares[targets[e]] += d * d;
+      const size_t t = trailing ? e / length : static_cast<size_t>(targets[e]);
+      const double d = x[e] - acc[t];
+      squares[t] += d * d;
     }
     const double divisor = std::max(per_output - a.node.float_attr("correction"), 0.0);
     for (size_t i = 0; i < count; ++i) acc[i] = squares[i] / divisor;
