@@ -69,6 +69,8 @@ def _repeated_heads(node: Any, values: dict[str, Any]) -> tuple[torch.fx.Node, i
             and unsqueezed.args[1] in (2, -3)):
         return None
     heads = unsqueezed.args[0]
+    if not isinstance(heads, torch.fx.Node) or values[heads.name].dim() != 4:
+        return None
     n, hk, s, e = values[heads.name].shape
     expanded, repeated = values[source.name].shape, values[node.name].shape
     if tuple(expanded) != (n, hk, expanded[2], s, e) or tuple(repeated) != (n, hk * expanded[2], s, e):

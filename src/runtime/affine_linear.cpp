@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "runtime/dynamic_qparams.h"
+#include "runtime/float_dot.h"
 #include "runtime/packed_weights.h"
 #include "runtime/parallel.h"
 
@@ -12,22 +13,7 @@ namespace {
 
 constexpr float kFloat32Eps = 1.1920928955078125e-07f;     // torch.finfo(torch.float32).eps
 constexpr float kFloat32SmallestNormal = 1.17549435e-38f;  // torch.finfo(torch.float32).smallest_normal
-constexpr int64_t kLanes = 16;
 constexpr int64_t kColumnsPerChunk = 16 * kGemmNR;  // a worker's share of the output columns, whole packed blocks
-
-// sum_k x[k] * w[k] in kLanes interleaved partial sums, added pairwise at the end: one fixed order.
-float dot(const float* x, const float* w, int64_t k) {
-  float part[kLanes] = {};
-  int64_t i = 0;
-  for (; i + kLanes <= k; i += kLanes) {
-    for (int64_t l = 0; l < kLanes; ++l) part[l] += x[i + l] * w[i + l];
-  }
-  for (int64_t l = 0; i < k; ++i, ++l) part[l] += x[i] * w[i];
-  for (int64_t width = kLanes / 2; width > 0; width /= 2) {
-    for (int64_t l = 0; l < width; ++l) part[l] += part[l + width];
-  }
-  return part[0];
-}
 
 // min(min_k x, 0) and max(max_k x, 0) of a row (torchao's min_val_neg and max_val_pos).
 void row_min_max(const float* x, int64_t k, float* lo, float* hi) {
@@ -308,7 +294,7 @@ void AffineLinear::run_float(const OpArgs& a, const float* x, int64_t rows, floa
       dequantize_affine_row(wr, k_, group_, weight_scale_ + c * groups, weight_zero_point_ + c * groups, w.data());
     }
     for (int64_t r = 0; r < rows; ++r) {
-      float v = dot(x + r * k_, w.data(), k_);
+      float v = interleaved_dot<16>(x + r * k_, w.data(), k_);
       if (scale_after_dot_) v *= weight_scale_[c];
       y[r * n_ + c] = v + bias_[c];
     }

@@ -13,6 +13,7 @@
 #include <limits>
 #include <vector>
 
+#include "runtime/float_dot.h"
 #include "runtime/ops/float_transformer_runners.h"
 #include "runtime/ops/plain_values.h"
 #include "runtime/parallel.h"
@@ -30,21 +31,6 @@ std::vector<int64_t> broadcast_strides(const Shape& mask, const Shape& scores) {
     stride *= extent;
   }
   return strides;
-}
-
-constexpr int64_t kLanes = 8;
-
-float dot(const float* x, const float* y, int64_t n) {
-  float part[kLanes] = {};
-  int64_t i = 0;
-  for (; i + kLanes <= n; i += kLanes) {
-    for (int64_t l = 0; l < kLanes; ++l) part[l] += x[i + l] * y[i + l];
-  }
-  for (int64_t l = 0; i < n; ++i, ++l) part[l] += x[i] * y[i];
-  for (int64_t width = kLanes / 2; width > 0; width /= 2) {
-    for (int64_t l = 0; l < width; ++l) part[l] += part[l + width];
-  }
-  return part[0];
 }
 
 }  // namespace
@@ -82,7 +68,7 @@ void run_float_attention(const OpArgs& a) {
         // A position left out weighs exactly 0: neither its dot product nor its value is computed.
         float score = kMinusInf;
         if (!left_out) {
-          score = dot(query, keys + j * e_size, e_size) * scale;
+          score = interleaved_dot<8>(query, keys + j * e_size, e_size) * scale;
           if (float_mask != nullptr) score += float_mask[mask_row + j * mask_strides[3]];
         }
         s[j] = score;
