@@ -13,6 +13,7 @@ pytest.importorskip("torchao.quantization")
 pytest.importorskip("transformers")
 from torchao.quantization import Int8DynamicActivationInt8WeightConfig, Int8WeightOnlyConfig, quantize_  # noqa: E402
 
+import qnnpy  # noqa: E402
 from qnnpy import _core, llm  # noqa: E402
 from test_torchao import _tiny_lm  # noqa: E402
 from torchao_models import quantize_like_executorch  # noqa: E402
@@ -185,6 +186,13 @@ def test_weights_in_memory_once(kind, config):
     assert freed >= linears
     assert decoder.weight_bytes()["params"] == params_before - freed
     assert decoder.generate(PROMPT, 8) == tokens
+    # The packed weights stay counted (and cached) while the runners hold them, whatever is packed afterwards.
+    packed = decoder.weight_bytes()["packed"]
+    other = torch.nn.Sequential(torch.nn.Linear(32, 16)).eval()
+    quantize_(other, Int8DynamicActivationInt8WeightConfig())
+    other_module = qnnpy.from_torch(other, (torch.randn(2, 32),))
+    other_module.run(np.ones((2, 32), np.float32))
+    assert decoder.weight_bytes()["packed"] > packed
     with pytest.raises(ValueError, match="freed by release_packed_params"):
         decoder.module.params
     with pytest.raises(ValueError, match="freed by release_packed_params"):

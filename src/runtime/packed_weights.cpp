@@ -19,16 +19,10 @@ struct Entry {
   int64_t bytes = 0;
 };
 
+// By owner: an entry whose buffer was released keeps its packed data (what runners still read) and never matches
+// a buffer made since, which has another owner.
 bool same_buffer(const Buffer& a, const std::shared_ptr<const std::vector<uint8_t>>& b) {
   return !a.owner_before(b) && !b.owner_before(a);
-}
-
-bool live(const Entry& e) {
-  if (e.data.expired()) return false;
-  for (const Buffer& b : e.buffers) {
-    if (b.expired()) return false;
-  }
-  return true;
 }
 
 bool matches(const Entry& e, const PackingKey& key) {
@@ -45,12 +39,12 @@ std::vector<Entry>& cache() {
   return entries;
 }
 
-// The live data of an entry matching `key`, or null; drops dead entries on the way (under cache_mutex).
+// The live data of an entry matching `key`, or null; drops the entries whose data is gone (under cache_mutex).
 std::shared_ptr<const void> find(const PackingKey& key) {
   std::vector<Entry>& entries = cache();
   std::shared_ptr<const void> found;
   for (size_t i = 0; i < entries.size();) {
-    if (!live(entries[i])) {
+    if (entries[i].data.expired()) {
       entries[i] = std::move(entries.back());
       entries.pop_back();
       continue;
