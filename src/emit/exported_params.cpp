@@ -11,7 +11,7 @@ std::vector<ExportedParam> exported_params(const Graph& g) {
   std::vector<ExportedParam> out;
   for (const Param& p : g.params()) {
     if (!p.exported) continue;
-    check_not_released(p);
+    p.check_values();
     out.push_back({p.name, p.dtype, p.shape, p.bytes.data(), p.bytes.buffer()});
     if (!p.q.per_channel()) continue;
     Shape channels{static_cast<int64_t>(p.q.scale.size())};

@@ -144,7 +144,7 @@ int Graph::add_input(const std::string& name, const Shape& shape, DType dtype) {
 
 int Graph::add_param(Param p) {
   check_mutable();
-  check_not_released(p);
+  p.check_values();
   check_printable(p.name, "param name");
   size_t expected = static_cast<size_t>(checked_num_elements(p.shape, "param '" + p.name + "'")) * dtype_size(p.dtype);
   if (p.bytes.size() != expected) {
@@ -173,11 +173,9 @@ const Value& Graph::value(int id) const {
   return values_[id];
 }
 
-void check_not_released(const Param& p) {
-  if (p.bytes.released()) throw std::logic_error("param '" + p.name + "' holds no values: " + p.released_by);
+void Param::check_values() const {
+  if (bytes.released()) throw std::logic_error("param '" + name + "' holds no values: " + released_by);
 }
-
-void Param::check_values() const { check_not_released(*this); }
 
 const Param& Graph::param(int id) const {
   if (id < 0 || id >= static_cast<int>(params_.size())) throw std::out_of_range("no param with id " + std::to_string(id));

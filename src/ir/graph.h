@@ -62,7 +62,7 @@ struct Param {
   bool exported = true;        // false: runtime-only data, not a Relax function param
   std::string released_by;     // set by Graph::release_param: why the values are gone
 
-  // Both throw std::logic_error, naming the param and why, when its values were released (Graph::release_param).
+  // Both throw as check_values does.
   template <class T> const T* data() const {
     check_values();
     return reinterpret_cast<const T*>(bytes.data());
@@ -71,11 +71,9 @@ struct Param {
     check_values();
     return reinterpret_cast<T*>(bytes.data());
   }
+  // Throws std::logic_error, naming the param and why, when its values were released (Graph::release_param).
   void check_values() const;
 };
-
-// Throws std::logic_error, naming the param and why, when its values were released (Graph::release_param).
-void check_not_released(const Param& p);
 
 struct Node {
   std::string op;

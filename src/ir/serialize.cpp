@@ -86,7 +86,7 @@ std::string serialize_graph(const Graph& g) {
   w.raw(version, sizeof version);
   w.pod<uint64_t>(g.params().size());
   for (const Param& p : g.params()) {
-    check_not_released(p);
+    p.check_values();
     w.str(p.name);
     w.pod<uint8_t>(static_cast<uint8_t>(p.dtype));
     w.vec(p.shape);

@@ -33,6 +33,35 @@ ContiguousTail contiguous_tail(const std::vector<AxisMap>& maps, const Shape& sh
   return tail;
 }
 
+// The first `axes` axes of the output, walked in order from the flat index `begin` over them: offset() is the sum
+// of their map entries, padded() whether one of them is a padding position (-1), next() steps to the next index.
+class OuterAxes {
+ public:
+  OuterAxes(const std::vector<AxisMap>& maps, const Shape& shape, size_t axes, int64_t begin)
+      : maps_(maps), shape_(shape), index_(axes, 0) {
+    for (size_t d = axes; d-- > 0; begin /= shape[d]) index_[d] = begin % shape[d];
+  }
+  int64_t offset() const {
+    int64_t base = 0;
+    for (size_t d = 0; d < index_.size(); ++d) base += maps_[d][index_[d]];
+    return base;
+  }
+  bool padded() const {
+    for (size_t d = 0; d < index_.size(); ++d) {
+      if (maps_[d][index_[d]] < 0) return true;
+    }
+    return false;
+  }
+  void next() {
+    for (size_t d = index_.size(); d-- > 0 && ++index_[d] == shape_[d];) index_[d] = 0;
+  }
+
+ private:
+  const std::vector<AxisMap>& maps_;
+  const Shape& shape_;
+  std::vector<int64_t> index_;
+};
+
 // Whether the last two output axes transpose the input: the last reads it with one stride (above 1), the one
 // before it reads consecutive elements.
 bool transposes(const std::vector<AxisMap>& maps, const Shape& shape) {
@@ -59,19 +88,13 @@ void transpose_blocks(const T* x, const std::vector<AxisMap>& maps, const Shape&
   const int64_t stride = maps[rank - 1][1] - maps[rank - 1][0], start = maps[rank - 2][0] + maps[rank - 1][0];
   constexpr int64_t kBlock = 8;
   parallel_slices(matrices, std::max<int64_t>(1, (1 << 16) / (rows * width)), 1, threads, [&](int64_t begin, int64_t end) {
-    std::vector<int64_t> index(outer_axes, 0);
-    for (int64_t m = begin, d = static_cast<int64_t>(outer_axes); d-- > 0; m /= shape[d]) index[d] = m % shape[d];
-    for (int64_t m = begin; m < end; ++m) {
-      int64_t base = start;
-      bool padded = false;
-      for (size_t d = 0; d < outer_axes; ++d) {
-        padded = padded || maps[d][index[d]] < 0;
-        base += maps[d][index[d]];
-      }
+    OuterAxes outer(maps, shape, outer_axes, begin);
+    for (int64_t m = begin; m < end; ++m, outer.next()) {
       T* dst = out + m * rows * width;
-      if (padded) {
+      if (outer.padded()) {
         std::fill_n(dst, rows * width, fill);
       } else {
+        const int64_t base = start + outer.offset();
         for (int64_t j0 = 0; j0 < rows; j0 += kBlock) {
           const int64_t block = std::min(kBlock, rows - j0);
           const T* src = x + base + j0;
@@ -81,7 +104,6 @@ void transpose_blocks(const T* x, const std::vector<AxisMap>& maps, const Shape&
           }
         }
       }
-      for (size_t d = outer_axes; d-- > 0 && ++index[d] == shape[d];) index[d] = 0;
     }
   });
 }
@@ -114,20 +136,15 @@ void remap(const OpArgs& a, const std::vector<AxisMap>& maps, T fill) {
     return;
   }
   auto write_runs = [&](int64_t begin, int64_t end) {
-    std::vector<int64_t> index(outer_axes, 0);  // of run `begin` over the outer axes
-    for (int64_t r = begin, d = static_cast<int64_t>(outer_axes); d-- > 0; r /= shape[d]) index[d] = r % shape[d];
-    for (int64_t r = begin; r < end; ++r) {
-      int64_t base = 0;
-      bool padded = false;
-      for (size_t d = 0; d < outer_axes; ++d) {
-        const int64_t m = maps[d][index[d]];
-        padded = padded || m < 0;
-        base += m;
-      }
+    OuterAxes outer(maps, shape, outer_axes, begin);
+    for (int64_t r = begin; r < end; ++r, outer.next()) {
       T* dst = out.data() + r * width;
-      if (padded) {
+      if (outer.padded()) {
         std::fill_n(dst, width, fill);
-      } else if (tail.axes > 0) {
+        continue;
+      }
+      const int64_t base = outer.offset();
+      if (tail.axes > 0) {
         std::copy_n(x.data() + base + tail_start, width, dst);
       } else if (!last_padded) {
         const T* src = x.data() + base;
@@ -135,7 +152,6 @@ void remap(const OpArgs& a, const std::vector<AxisMap>& maps, T fill) {
       } else {
         for (int64_t i = 0; i < width; ++i) dst[i] = last[i] < 0 ? fill : x[base + last[i]];
       }
-      for (size_t d = outer_axes; d-- > 0 && ++index[d] == shape[d];) index[d] = 0;
     }
   };
   parallel_slices(runs, std::max<int64_t>(1, (1 << 16) / width), 1, a.threads, write_runs);

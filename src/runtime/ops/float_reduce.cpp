@@ -67,8 +67,9 @@ void min_max(const OpArgs& a, const std::vector<int64_t>& targets, bool is_max) 
 
 void run_float_reduce(const OpArgs& a) {
   const std::string& op = a.node.op;
-  const bool float_sum = a.in().dtype == DType::Float32 && op != "float_amax" && op != "float_amin" && op != "float_any";
-  const bool trailing = float_sum && reduces_trailing_axes(a.in().shape, a.node.ints_attr("axes"));
+  // Float sums, means, products and variances over the last axes take a loop of their own (below).
+  const bool arithmetic = a.in().dtype == DType::Float32 && op != "float_amax" && op != "float_amin" && op != "float_any";
+  const bool trailing = arithmetic && reduces_trailing_axes(a.in().shape, a.node.ints_attr("axes"));
   const std::vector<int64_t> targets = trailing ? std::vector<int64_t>{} : reduction_targets(a.in().shape, a.node.ints_attr("axes"));
   const size_t count = static_cast<size_t>(a.out_count());
   const double per_output = static_cast<double>(num_elements(a.in().shape)) / static_cast<double>(count);
