@@ -5,6 +5,9 @@ is a float linear, agree within float rounding; TVM's kernels form equals the ru
 from __future__ import annotations
 
 import copy
+import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -108,6 +111,20 @@ def test_weights_are_stored_as_torchao_holds_them():
     np.testing.assert_array_equal(params[node["params"]["weight_scale"]], w.scale.reshape(-1).numpy())
 
 
+@pytest.mark.parametrize("capability", ["avx512", "avx2", "default"])
+def test_int4_cpu_pack_reads_back_under_each_pytorch_build(capability):
+    """PyTorch packs int4 weights for its CPU kernel in a layout that depends on the kernel build it dispatches to
+    (ATEN_CPU_CAPABILITY; a capability the CPU lacks falls back to a lower one): whichever it is, the unpacked values
+    are the ones packed, for output channels in whole blocks and in a shorter last one."""
+    script = ("import numpy as np, torch\n"
+              "from qnnpy.convert.tinygemm_int4 import unpack_int4_weight\n"
+              "w = torch.randint(0, 16, (208, 96), generator=torch.Generator().manual_seed(0), dtype=torch.int32)\n"
+              "packed = torch.ops.aten._convert_weight_to_int4pack_for_cpu(w, 1)\n"
+              "assert np.array_equal(unpack_int4_weight(packed, 208, 96), w.numpy() - 8)\n")
+    env = {**os.environ, "ATEN_CPU_CAPABILITY": capability}
+    subprocess.run([sys.executable, "-P", "-c", script], env=env, check=True, timeout=120)
+
+
 def test_relax_module_is_well_formed_and_kernels_form_equals_runtime():
     pytest.importorskip("tvm")
     from tvm import relax
@@ -116,8 +133,8 @@ def test_relax_module_is_well_formed_and_kernels_form_equals_runtime():
 
     torch.manual_seed(0)
     lookup = quantize_like_executorch(nn.Sequential(nn.Embedding(50, 64), nn.Linear(64, 8)).eval())
-    cases = [(quantized_mlp("w8a8_dynamic"), torch.randn(2, 5, 64)), (quantized_mlp("8da4w_group32"), torch.randn(2, 5, 64)),
-             (lookup, torch.randint(0, 50, (2, 3)))]
+    cases = [(quantized_mlp(name), torch.randn(2, 5, 64)) for name in ("w8a8_dynamic", "8da4w_group32", "int4_cpu_pack_group32")]
+    cases.append((lookup, torch.randint(0, 50, (2, 3))))
     for model, x in cases:
         module = _convert(model, x)
         relax.analysis.well_formed(module.to_tvm())  # raises where the module is not well formed

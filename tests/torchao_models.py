@@ -8,12 +8,14 @@ from torchao.quantization import (
     Int8DynamicActivationInt8WeightConfig, Int8DynamicActivationIntxWeightConfig, Int8WeightOnlyConfig,
     IntxWeightOnlyConfig, quantize_)
 from torchao.quantization.granularity import PerAxis, PerGroup
+from torchao.prototype.quantization.int4 import PrototypeInt4WeightOnlyConfig
 
 CONFIGS = {
     "w8a8_dynamic": Int8DynamicActivationInt8WeightConfig,
     "int8_weight_only": Int8WeightOnlyConfig,
     "int8_weight_only_group32": lambda: Int8WeightOnlyConfig(granularity=PerGroup(32)),
     "int4_weight_only_group32": lambda: IntxWeightOnlyConfig(weight_dtype=torch.int4, granularity=PerGroup(32)),
+    "int4_cpu_pack_group32": lambda: PrototypeInt4WeightOnlyConfig(group_size=32),
     "int8_weight_only_intx_per_row": lambda: IntxWeightOnlyConfig(weight_dtype=torch.int8, granularity=PerAxis(0)),
     "8da4w_group32": lambda: Int8DynamicActivationIntxWeightConfig(weight_dtype=torch.int4,
                                                                    weight_granularity=PerGroup(32)),

@@ -10,9 +10,12 @@ The layer's weight subclass says what its ``F.linear`` computes (torchao 0.18):
 - ``IntxUnpackedToInt8Tensor`` (``IntxWeightOnlyConfig``, ``Int8DynamicActivationIntxWeightConfig``, the
   "8da4w" of ExecuTorch's LLM recipes): int1..int8 values held in int8, a scale and zero point per group of
   input channels; ``activation_quantization='int8_asym_per_token'`` quantizes and dequantizes the input per
-  token (activation 2) before a float linear of the dequantized weight.
+  token (activation 2) before a float linear of the dequantized weight;
+- ``Int4OpaqueTensor`` (``PrototypeInt4WeightOnlyConfig``): int4 values in PyTorch's CPU pack
+  (:mod:`qnnpy.convert.tinygemm_int4`), a float scale and a float zero per group ("tinygemm": (u - 8) * scale +
+  zero); weight-only, the zero kept as the group's ``weight_offset``.
 
-Anything else (float8, CPU-packed int4, a static activation scale, a pre-scale) is refused by name.
+Anything else (float8, the da8w4 pack, a static activation scale, a pre-scale) is refused by name.
 """
 from __future__ import annotations
 
@@ -27,6 +30,7 @@ from qnnpy import _core
 from qnnpy.capture.torchao_capture import LAYER_META, TORCHAO_EMBEDDING, TORCHAO_LINEAR
 from qnnpy.convert.context import ConversionContext
 from qnnpy.convert.op_form import OpForm
+from qnnpy.convert.tinygemm_int4 import unpack_int4_weight
 from qnnpy.errors import ConversionError
 
 _ACTIVATION_NONE, _ACTIVATION_INT8_SYMMETRIC, _ACTIVATION_INT8_ASYMMETRIC = 0, 1, 2
@@ -44,6 +48,7 @@ class AffineWeight:
     activation: int
     bits: int
     scale_after_dot: bool
+    offset: np.ndarray | None = None  # float32, one per group, or None (ops/affine_weight.h)
 
 
 def _per_group(where: str, what: str, t: torch.Tensor | None, n: int, groups: int, dtype: np.dtype) -> np.ndarray:
@@ -129,7 +134,28 @@ def _intx_tensor(where: str, w: torch.Tensor) -> AffineWeight:
                         scale_after_dot=False)
 
 
-_READERS = {"Int8Tensor": _int8_tensor, "IntxUnpackedToInt8Tensor": _intx_tensor}
+def _int4_opaque_tensor(where: str, w: torch.Tensor) -> AffineWeight:
+    if w.act_mapping_type is not None:
+        raise ConversionError(f"{where}: Int4OpaqueTensor packed for torchao's da8w4 kernel (dynamic int8 activations, "
+                              "Int8DynamicActivationInt4WeightConfig) is not supported; qnnpy converts its weight-only "
+                              "form (PrototypeInt4WeightOnlyConfig) and 8da4w as Int8DynamicActivationIntxWeightConfig")
+    if w.act_pre_scale is not None:
+        raise ConversionError(f"{where}: Int4OpaqueTensor with act_pre_scale (AWQ) is not supported")
+    n, k = w.shape
+    _, group = _groups(where, list(w.block_size), n, k)
+    groups = k // group
+    scale_and_zero = w.scale_and_zero.detach()
+    if scale_and_zero.dim() != 3 or scale_and_zero.shape[0] != groups or scale_and_zero.shape[1] < n \
+            or scale_and_zero.shape[2] != 2:
+        raise ConversionError(f"{where}: scale_and_zero of shape {tuple(scale_and_zero.shape)}, expected ({groups}, {n}, 2)")
+    # (groups, rows, [scale, zero]) to one value per group, row-major.
+    scale, zero = (scale_and_zero[:, :n, i].transpose(0, 1).contiguous() for i in range(2))
+    return AffineWeight(unpack_int4_weight(w.qdata, n, k), _per_group(where, "scale", scale, n, groups, np.float32),
+                        np.zeros(n * groups, np.int8), group, _ACTIVATION_NONE, 4, scale_after_dot=False,
+                        offset=_per_group(where, "zero", zero, n, groups, np.float32))
+
+
+_READERS = {"Int8Tensor": _int8_tensor, "IntxUnpackedToInt8Tensor": _intx_tensor, "Int4OpaqueTensor": _int4_opaque_tensor}
 
 
 def affine_weight(where: str, module: nn.Module) -> AffineWeight:
@@ -139,8 +165,9 @@ def affine_weight(where: str, module: nn.Module) -> AffineWeight:
     if reader is None:
         raise ConversionError(
             f"{where}: a {type(w).__name__} weight (torchao) is not supported. qnnpy converts Int8Tensor "
-            "(Int8DynamicActivationInt8WeightConfig, Int8WeightOnlyConfig) and IntxUnpackedToInt8Tensor "
-            "(IntxWeightOnlyConfig, Int8DynamicActivationIntxWeightConfig); float8 configs have no CPU meaning")
+            "(Int8DynamicActivationInt8WeightConfig, Int8WeightOnlyConfig), IntxUnpackedToInt8Tensor "
+            "(IntxWeightOnlyConfig, Int8DynamicActivationIntxWeightConfig) and Int4OpaqueTensor "
+            "(PrototypeInt4WeightOnlyConfig); float8 configs have no CPU meaning")
     if w.dtype != torch.float32:
         raise ConversionError(f"{where}: a {w.dtype} model; qnnpy converts float32 models (quantize_ the model in float32)")
     return reader(where, w)
@@ -183,7 +210,7 @@ def convert_torchao_linear(ctx: ConversionContext, node: torch.fx.Node) -> int:
         ctx.graph, "affine_linear", ctx.value(node.args[0], node), path or node.name, node.name, weight.values,
         weight.scale, weight.zero_point, weight.group_size, bias, weight.bits,
         ints={"activation": [weight.activation], "scale_after_dot": [int(weight.scale_after_dot)]},
-        expected_shape=list(ctx.example(node).shape))
+        expected_shape=list(ctx.example(node).shape), weight_offset=weight.offset)
 
 
 def _embedding_weight(where: str, module: nn.Embedding) -> AffineWeight:
@@ -211,8 +238,8 @@ def convert_torchao_embedding(ctx: ConversionContext, node: torch.fx.Node) -> in
 
 
 TORCHAO_CONVERTERS = {
-    TORCHAO_LINEAR: OpForm(convert_torchao_linear, "``nn.Linear`` quantized by torchao's ``quantize_``: ``Int8Tensor`` "
-                           "and ``IntxUnpackedToInt8Tensor`` weights"),
+    TORCHAO_LINEAR: OpForm(convert_torchao_linear, "``nn.Linear`` quantized by torchao's ``quantize_``: ``Int8Tensor``, "
+                           "``IntxUnpackedToInt8Tensor`` and ``Int4OpaqueTensor`` weights"),
     TORCHAO_EMBEDDING: OpForm(convert_torchao_embedding, "``nn.Embedding`` quantized by torchao's ``quantize_`` "
                               "(``IntxWeightOnlyConfig``)"),
 }

@@ -34,7 +34,8 @@ void bind_dynamic(py::module_& m) {
       "add_affine_layer",
       [](Graph& g, const std::string& op, int x, const std::string& source, const std::string& name, const Int8Array& weight,
          const FloatArray& weight_scale, const Int8Array& weight_zero_point, int64_t group_size, std::optional<FloatArray> bias,
-         int weight_bits, const std::map<std::string, std::vector<int64_t>>& ints, const Shape& expected_shape) {
+         int weight_bits, const std::map<std::string, std::vector<int64_t>>& ints, const Shape& expected_shape,
+         std::optional<FloatArray> weight_offset) {
         const std::string where = op + " (" + source + "): ";
         if (weight.ndim() != 2) throw std::invalid_argument(where + "weight must be 2-D, got " + shape_str(shape_of(weight)));
         AffineLayer layer;
@@ -51,12 +52,17 @@ void bind_dynamic(py::module_& m) {
           throw std::invalid_argument(where + "needs " + std::to_string(groups) + " group scales and zero points, got " +
                                       std::to_string(weight_scale.size()) + " and " + std::to_string(weight_zero_point.size()));
         }
+        if (weight_offset && static_cast<int64_t>(weight_offset->size()) != groups) {
+          throw std::invalid_argument(where + "needs " + std::to_string(groups) + " group offsets, got " +
+                                      std::to_string(weight_offset->size()));
+        }
         if (bias && static_cast<int64_t>(bias->size()) != layer.rows) {
           throw std::invalid_argument(where + "bias has " + std::to_string(bias->size()) + " values for " +
                                       std::to_string(layer.rows) + " output channels");
         }
         layer.weight_scale = weight_scale.data();
         layer.weight_zero_point = weight_zero_point.data();
+        layer.weight_offset = weight_offset ? weight_offset->data() : nullptr;
         layer.bias = bias ? bias->data() : nullptr;
         layer.weight_bits = weight_bits;
         layer.ints = ints;
@@ -66,8 +72,10 @@ void bind_dynamic(py::module_& m) {
       py::arg("graph"), py::arg("op"), py::arg("x"), py::arg("source"), py::arg("name"), py::arg("weight"),
       py::arg("weight_scale"), py::arg("weight_zero_point"), py::arg("group_size"), py::arg("bias"), py::arg("weight_bits"),
       py::arg("ints") = std::map<std::string, std::vector<int64_t>>{}, py::arg("expected_shape") = Shape{},
+      py::arg("weight_offset") = std::nullopt,
       "Adds a torchao quantize_ layer, affine_linear (float input x) or affine_embedding (indices x), with its int8 "
-      "weight, its group scales and zero points (row-major, one per group_size columns of a row) and, for a linear, "
+      "weight, its group scales and zero points (row-major, one per group_size columns of a row), optionally a float "
+      "offset per group (PyTorch's int4 tinygemm form) and, for a linear, "
       "its float bias and the ints 'activation' (0 weight-only, 1 int8 symmetric per token, 2 int8 asymmetric per "
       "token) and 'scale_after_dot'; returns the output id.");
   m.def(

@@ -38,6 +38,10 @@ int add_affine_node(Graph& g, const AffineLayer& layer) {
                                                 static_cast<size_t>(groups) * sizeof(float));
   node.params["weight_zero_point"] = add_bytes_param(g, layer.name + "_weight_zero_point", DType::Int8, {groups},
                                                      layer.weight_zero_point, static_cast<size_t>(groups));
+  if (layer.weight_offset) {
+    node.params["weight_offset"] = add_bytes_param(g, layer.name + "_weight_offset", DType::Float32, {groups}, layer.weight_offset,
+                                                   static_cast<size_t>(groups) * sizeof(float));
+  }
   if (layer.bias) {
     node.params["bias"] = add_bytes_param(g, layer.name + "_bias", DType::Float32, {n}, layer.bias, static_cast<size_t>(n) * sizeof(float));
   }

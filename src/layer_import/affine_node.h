@@ -19,6 +19,7 @@ struct AffineLayer {
   int64_t rows = 0, cols = 0, group_size = 0;
   const float* weight_scale = nullptr;       // rows * cols / group_size, row-major
   const int8_t* weight_zero_point = nullptr;  // likewise
+  const float* weight_offset = nullptr;       // likewise, or null (ops/affine_weight.h)
   const float* bias = nullptr;                // rows (a linear's), or null
   int weight_bits = 8;
   std::map<std::string, std::vector<int64_t>> ints;  // the op's other attributes

@@ -2,7 +2,8 @@
 // and float out. The weight is stored as torchao holds it: int8 values (N, K) (sub-byte ones, int1..int7,
 // stored one per byte), a float32 scale and an int8 zero point per group of `group_size` consecutive
 // input channels of a row (params "weight_scale", "weight_zero_point", each N * K / group_size long,
-// row-major); "bias" float32 (N) when the layer has one. Int attributes:
+// row-major; weight-only layers may add a float "weight_offset" per group, ops/affine_weight.h); "bias" float32 (N)
+// when the layer has one. Int attributes:
 //   activation: 0  weight-only (Int8Tensor without act_quant_kwargs, IntxUnpackedToInt8Tensor)
 //               1  int8 symmetric per-token dynamic quantization (Int8Tensor of
 //                  Int8DynamicActivationInt8WeightConfig): integer GEMM, torchao's float epilogue
@@ -52,6 +53,9 @@ Shape affine_linear_rule(const Checker& c, const Value&) {
   if (activation < 0 || activation > 2) c.fail("activation must be 0 (weight-only), 1 or 2, got " + std::to_string(activation));
   const int64_t after = c.n.int_attr("scale_after_dot");
   if (after != 0 && after != 1) c.fail("scale_after_dot must be 0 or 1");
+  if (activation != 0 && c.n.has_param("weight_offset")) {
+    c.fail("a weight_offset (float group zeros, PyTorch's int4 tinygemm form) is for weight-only linears (activation 0)");
+  }
   if (activation == 1) {
     if (group != k) c.fail("dynamic int8 activations need one weight scale per row (group_size = " + std::to_string(k) + ")");
     for (int64_t i = 0; i < groups; ++i) {

@@ -25,6 +25,13 @@ const Param& check_affine_weight(const Checker& c) {
   if (zp.dtype != DType::Int8 || zp.shape != Shape{groups}) {
     c.fail("weight_zero_point must be int8 " + shape_str({groups}) + ", got " + dtype_name(zp.dtype) + " " + shape_str(zp.shape));
   }
+  if (c.n.has_param("weight_offset")) {
+    const Param& offset = c.param("weight_offset");
+    if (offset.dtype != DType::Float32 || offset.shape != Shape{groups}) {
+      c.fail("weight_offset must be float32 " + shape_str({groups}) + ", got " + dtype_name(offset.dtype) + " " +
+             shape_str(offset.shape));
+    }
+  }
   const int64_t bits = c.n.int_attr("weight_bits");
   if (bits < 1 || bits > 8) c.fail("weight_bits must be in [1, 8], got " + std::to_string(bits));
   const int64_t lo = -(int64_t{1} << (bits - 1)), hi = (int64_t{1} << (bits - 1)) - 1;
@@ -42,8 +49,12 @@ std::string emit_affine_weight(Emitter& e, const Node& n) {
   const int64_t rows = w.shape[0], cols = w.shape[1], group = n.int_attr("group_size");
   const std::string groups = e.emit(o + "_w_groups", "R.reshape(" + w.name + ", R.shape([" + std::to_string(rows * cols / group) +
                                                          ", " + std::to_string(group) + "]))");
-  const std::string wd = e.emit(o + "_w_groups_float", "R.dequantize(" + groups + ", " + g.node_param(n, "weight_scale").name + ", " +
-                                                           g.node_param(n, "weight_zero_point").name + ", axis=0, out_dtype=\"float32\")");
+  std::string wd = e.emit(o + "_w_groups_float", "R.dequantize(" + groups + ", " + g.node_param(n, "weight_scale").name + ", " +
+                                                     g.node_param(n, "weight_zero_point").name + ", axis=0, out_dtype=\"float32\")");
+  if (n.has_param("weight_offset")) {
+    wd = e.emit(o + "_w_groups_shifted", "R.add(" + wd + ", R.reshape(" + g.node_param(n, "weight_offset").name +
+                                             ", R.shape([" + std::to_string(rows * cols / group) + ", 1])))");
+  }
   return e.emit(o + "_w", "R.reshape(" + wd + ", R.shape([" + std::to_string(rows) + ", " + std::to_string(cols) + "]))");
 }
 

@@ -72,7 +72,13 @@ void column_chunks(int64_t n, int64_t work, int threads, Fn fn) {
 }  // namespace
 
 void dequantize_affine_row(const int8_t* q, int64_t cols, int64_t group, const float* scale, const int8_t* zero_point,
-                           float* out) {
+                           const float* offset, float* out) {
+  if (offset) {
+    for (int64_t i = 0; i < cols; ++i) {
+      out[i] = std::fma(static_cast<float>(q[i] - zero_point[i / group]), scale[i / group], offset[i / group]);
+    }
+    return;
+  }
   for (int64_t i = 0; i < cols; ++i) out[i] = static_cast<float>(q[i] - zero_point[i / group]) * scale[i / group];
 }
 
@@ -86,6 +92,7 @@ AffineLinear::AffineLinear(const Graph& g, const Node& n, Profile) {
   weight_ = w.data<int8_t>();
   weight_scale_ = g.node_param(n, "weight_scale").data<float>();
   weight_zero_point_ = g.node_param(n, "weight_zero_point").data<int8_t>();
+  if (n.has_param("weight_offset")) weight_offset_ = g.node_param(n, "weight_offset").data<float>();
   bias_.assign(static_cast<size_t>(n_), 0.0f);
   if (n.has_param("bias")) {
     const float* b = g.node_param(n, "bias").data<float>();
@@ -291,7 +298,8 @@ void AffineLinear::run_float(const OpArgs& a, const float* x, int64_t rows, floa
     if (scale_after_dot_) {
       std::copy(wr, wr + k_, w.begin());
     } else {
-      dequantize_affine_row(wr, k_, group_, weight_scale_ + c * groups, weight_zero_point_ + c * groups, w.data());
+      dequantize_affine_row(wr, k_, group_, weight_scale_ + c * groups, weight_zero_point_ + c * groups,
+                            weight_offset_ ? weight_offset_ + c * groups : nullptr, w.data());
     }
     for (int64_t r = 0; r < rows; ++r) {
       float v = interleaved_dot<16>(x + r * k_, w.data(), k_);

@@ -29,6 +29,7 @@ namespace qnnpy {
 //   torchao dequantizes both sides and sums their float products (BLAS): equal to float rounding.
 // weight-only:
 //   scale_after_dot 0:  y[c] = sum_k x[k] * fl(float(w[c][k] - z[c][g]) * s[c][g]) + b[c]   (F.linear of the dequantized weight)
+//                       with a weight_offset o[c][g] (Int4OpaqueTensor): the weight fma(float(w[c][k] - z[c][g]), s[c][g], o[c][g])
 //   scale_after_dot 1:  y[c] = fl(fl((sum_k x[k] * float(w[c][k])) * s[c][0]) + b[c])      (Int8Tensor per row, zero points 0)
 // The float sums are PyTorch's BLAS's in its order, ours in 16 interleaved partial sums: they agree to
 // float rounding, not bit for bit. The integer sums run on the kernel set's u8 x s8 GEMM where it is exact for
@@ -38,10 +39,11 @@ namespace qnnpy {
 // weights of at most 4 bits with groups of a multiple of 8, two a byte for int4_group_sums, which sums each group's
 // integer dot products and scales them in one pass over the weights); weight-only rows are dequantized a row at a time.
 // torchao's dequantize_affine of one row of `cols` int8 values, groups of `group` columns: out[i] =
-// fl(float(q[i] - zero_point[g]) * scale[g]) with g = i / group (scale and zero_point point at the row's groups).
+// fl(float(q[i] - zero_point[g]) * scale[g]) with g = i / group (scale, zero_point and offset point at the row's
+// groups); with an offset, fma(float(q[i] - zero_point[g]), scale[g], offset[g]) (ops/affine_weight.h).
 // Also the lookup of affine_embedding (runtime/ops/embedding_ops.cpp).
 void dequantize_affine_row(const int8_t* q, int64_t cols, int64_t group, const float* scale, const int8_t* zero_point,
-                           float* out);
+                           const float* offset, float* out);
 
 class AffineLinear final : public PreparedOp {
  public:
@@ -91,6 +93,7 @@ class AffineLinear final : public PreparedOp {
   const int8_t* weight_ = nullptr;       // (n, k)
   const float* weight_scale_ = nullptr;  // (n, k / group)
   const int8_t* weight_zero_point_ = nullptr;
+  const float* weight_offset_ = nullptr;  // (n, k / group) or null
   std::vector<float> bias_;              // zeros without a bias
   std::shared_ptr<const Packed> packed_;  // the integer paths
 };

@@ -111,13 +111,14 @@ void run_affine_embedding(const OpArgs& a) {
   const int64_t rows = w.shape[0], dim = w.shape[1], group = a.node.int_attr("group_size"), groups = dim / group;
   const float* scale = a.graph.node_param(a.node, "weight_scale").data<float>();
   const int8_t* zero_point = a.graph.node_param(a.node, "weight_zero_point").data<int8_t>();
+  const float* offset = a.node.has_param("weight_offset") ? a.graph.node_param(a.node, "weight_offset").data<float>() : nullptr;
   const std::vector<int64_t>& idx = a.in_buf().idx;
   std::vector<float>& out = a.out_buf().f;
   out.resize(idx.size() * dim);
   for (size_t i = 0; i < idx.size(); ++i) {
     const int64_t r = checked_row(a, idx[i], i, rows);
     dequantize_affine_row(w.data<int8_t>() + r * dim, dim, group, scale + r * groups, zero_point + r * groups,
-                          out.data() + i * dim);
+                          offset ? offset + r * groups : nullptr, out.data() + i * dim);
   }
 }
 
