@@ -255,6 +255,15 @@ def run_build(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def run_generate(args: argparse.Namespace) -> int:
+    """qnnpy generate MODEL_DIR --prompt-ids IDS | --prompt TEXT [...]"""
+    from qnnpy.cli_generate import run_generate as generate
+
+    differ, lines = generate(args, progress)
+    print("\n".join(lines))
+    return EXIT_MISMATCH if differ > 0 else EXIT_OK
+
+
 # --- parser and entry point ------------------------------------------------------
 
 def _paragraphs(*texts: str) -> str:
@@ -396,8 +405,55 @@ def add_build_command(commands: argparse._SubParsersAction, common: argparse.Arg
     build.set_defaults(run=run_build)
 
 
+def add_generate_command(commands: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
+    """The ``generate`` subcommand: greedy decoding of a Hugging Face decoder LM."""
+    from qnnpy.cli_generate import token_ids
+    from qnnpy.llm_recipes import RECIPES
+
+    generate = commands.add_parser(
+        "generate", parents=[common], formatter_class=_formatter,
+        help="decode greedily with a torchao-quantized Hugging Face decoder LM",
+        description=_paragraphs(
+            "Load the causal LM saved in MODEL_DIR (save_pretrained: a float model, or one quantized with "
+            "transformers' TorchAoConfig), quantize it with a torchao recipe unless it is quantized already, convert "
+            "one decode step with its static KV cache as explicit state (qnnpy.llm.convert_decoder) and decode "
+            "greedily in qnnpy's runtime or TVM's kernels form. Prints the new token ids (and their text where the "
+            "folder has a tokenizer) and the time per token on stdout; progress on stderr.",
+            "--check also decodes with PyTorch (transformers' static-cache module, the computation converted) and "
+            "says where the tokens differ and how near a tie PyTorch's two best logits were there."),
+        epilog=exit_codes(
+            (EXIT_OK, "the tokens were printed (with --check: equal to PyTorch's)"),
+            (EXIT_CONVERSION, "a float model without --quantize, or the model could not be converted or run"),
+            (EXIT_USAGE, "usage error"),
+            (EXIT_MISMATCH, "--check: the tokens differ from PyTorch's"),
+            (EXIT_INPUT_FILE, "MODEL_DIR holds no loadable causal LM, --prompt without a tokenizer, or a prompt "
+                              "token outside the vocabulary")),
+    )
+    generate.add_argument("model_dir", metavar="MODEL_DIR", type=Path,
+                          help="folder written by save_pretrained (LlamaForCausalLM, Qwen2ForCausalLM, ...)")
+    prompt = generate.add_mutually_exclusive_group(required=True)
+    prompt.add_argument("--prompt", metavar="TEXT", help="prompt text, tokenized by the folder's tokenizer")
+    prompt.add_argument("--prompt-ids", metavar="IDS", type=token_ids, help="prompt token ids, e.g. 1,15043,29892")
+    generate.add_argument("--quantize", choices=["saved", *RECIPES], default="saved",
+                          help="saved: the model as saved (it must hold torchao weights); or a torchao recipe for a "
+                               "float model: " + ", ".join(RECIPES) + " (default: %(default)s)")
+    generate.add_argument("--max-new-tokens", metavar="N", type=positive_int, default=32,
+                          help="tokens to generate (default: %(default)s)")
+    generate.add_argument("--max-cache-len", metavar="N", type=positive_int,
+                          help="positions of the KV cache (default: the prompt and the new tokens)")
+    generate.add_argument("--prefill-chunk", metavar="C", type=positive_int, default=1,
+                          help="also convert a prefill module that runs the prompt C tokens a call (default: "
+                               "%(default)s, the prompt one token a step)")
+    generate.add_argument("--threads", metavar="T", type=positive_int, default=1,
+                          help="runtime threads (default: %(default)s)")
+    generate.add_argument("--runner", choices=["runtime", "kernels"], default="runtime",
+                          help="runtime = qnnpy's runtime, kernels = TVM's kernels form (default: %(default)s)")
+    generate.add_argument("--check", action="store_true", help="also decode with PyTorch and compare the tokens")
+    generate.set_defaults(run=run_generate)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    """The ``qnnpy`` argument parser with its four commands."""
+    """The ``qnnpy`` argument parser with its five commands."""
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--debug", action="store_true",
                         help="on error, print the full traceback; show PyTorch's warnings and TVM's log lines")
@@ -415,6 +471,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_inspect_command(commands, common)
     add_compare_command(commands, common)
     add_build_command(commands, common)
+    add_generate_command(commands, common)
     return parser
 
 

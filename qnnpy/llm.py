@@ -7,7 +7,9 @@ quantized with torchao's ``quantize_``) in transformers' static-cache export mod
 module takes them first and returns them after the logits, so a caller carries them from step to step
 (:class:`Decoder`). A second module, on ``prefill_chunk`` tokens a call, runs the prompt.
 :meth:`Decoder.generate` decodes greedily with qnnpy's runtime or any runner with the module's signature (TVM's
-forms: ``tvm_bridge.build(decoder.module, form="kernels")``).
+forms: ``tvm_bridge.build(decoder.module, form="kernels")``). :data:`RECIPES` names the torchao configs a float
+LM is quantized with (:func:`quantize`), and :func:`pytorch_generate` is PyTorch's own greedy decode, the
+reference. ``qnnpy generate`` (:mod:`qnnpy.cli_generate`) runs all of it on a Hugging Face model folder.
 """
 from __future__ import annotations
 
@@ -23,6 +25,7 @@ from qnnpy.capture.torchao_capture import capture_torchao_with_state, torchao_la
 from qnnpy.convert.converter import convert_captured, decomposed
 from qnnpy.convert.torchao_ops import check_torchao_layers
 from qnnpy.errors import ConversionError
+from qnnpy.llm_recipes import RECIPES
 from qnnpy.module import QDQModule
 
 # A runner of the decode step: (state..., input_ids (1, 1) int64, cache_position (1,) int64) -> [logits, state...].
@@ -117,6 +120,40 @@ class Decoder:
             call(run, tokens[-1:], 1)
             tokens.append(int(np.argmax(logits)))
         return tokens[:max_new_tokens]
+
+
+def quantize(model: torch.nn.Module, recipe: str) -> torch.nn.Module:
+    """Quantize a float LM in place with the torchao recipe named in :data:`RECIPES`; returns it."""
+    if recipe not in RECIPES:
+        raise ValueError(f"unknown recipe {recipe!r}; one of {', '.join(RECIPES)}")
+    if torchao_layers(model):
+        raise ValueError(f"{type(model).__name__} is quantized already (torchao weights); convert it as it is")
+    RECIPES[recipe](model)
+    return model
+
+
+def pytorch_generate(model: torch.nn.Module, prompt: Sequence[int], max_new_tokens: int,
+                     max_cache_len: int) -> tuple[list[int], list[float]]:
+    """PyTorch's own greedy decode of ``model`` through the static-cache module that :func:`convert_decoder`
+    converts, one token a step: the new tokens and, at each, the gap between PyTorch's two best logits (how near a
+    tie the choice was)."""
+    if not prompt or len(prompt) + max_new_tokens > max_cache_len:
+        raise ValueError(f"{len(prompt)} prompt tokens and {max_new_tokens} new ones for a cache of {max_cache_len}")
+    step = static_cache_module(model, max_cache_len)
+    tokens: list[int] = []
+    gaps: list[float] = []
+    token = prompt[0]
+    with torch.no_grad():
+        for position in range(len(prompt) + max_new_tokens - 1):
+            logits = step(input_ids=torch.tensor([[token]]), cache_position=torch.tensor([position])).reshape(-1)
+            if position + 1 < len(prompt):
+                token = prompt[position + 1]
+                continue
+            top = torch.topk(logits, 2).values
+            token = int(logits.argmax())
+            tokens.append(token)
+            gaps.append(float(top[0] - top[1]))
+    return tokens, gaps
 
 
 @contextlib.contextmanager

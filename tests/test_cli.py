@@ -71,7 +71,8 @@ def _exit_codes_listed(help_text: str) -> list[int]:
 
 
 @pytest.mark.parametrize("command, codes", [("convert", [0, 1, 2, 4]), ("inspect", [0, 2, 4]),
-                                            ("compare", [0, 1, 2, 3, 4]), ("build", [0, 1, 2, 4])])
+                                            ("compare", [0, 1, 2, 3, 4]), ("build", [0, 1, 2, 4]),
+                                            ("generate", [0, 1, 2, 3, 4])])
 def test_each_command_lists_its_own_exit_codes(command, codes, capsys):
     assert cli.main([command, "--help"]) == 0
     assert _exit_codes_listed(capsys.readouterr().out) == codes

@@ -199,3 +199,73 @@ def test_weights_in_memory_once(kind, config):
         decoder.prefill.script()
     with pytest.raises(ValueError, match="no executor for profile .* 2 threads.*freed by release_packed_params"):
         decoder.module.run(*decoder.initial_state, np.array([[3]], np.int64), np.array([0], np.int64), threads=2)
+
+
+def _saved_lm_with_tokenizer(folder) -> None:
+    """The tiny Llama saved by save_pretrained, float, with a word-level tokenizer: "w<i>" is token i."""
+    import transformers
+    from tokenizers import Tokenizer, models, pre_tokenizers
+
+    _tiny_lm("llama").save_pretrained(folder)
+    vocab = {f"w{i}": i for i in range(255)} | {"[UNK]": 255}
+    tokenizer = Tokenizer(models.WordLevel(vocab, unk_token="[UNK]"))
+    tokenizer.pre_tokenizer = pre_tokenizers.Whitespace()
+    transformers.PreTrainedTokenizerFast(tokenizer_object=tokenizer, unk_token="[UNK]").save_pretrained(folder)
+
+
+def _printed(stdout: str, key: str) -> str:
+    return next(line.split(": ", 1)[1] for line in stdout.splitlines() if line.startswith(key + ": "))
+
+
+@pytest.mark.parametrize("recipe,options", [("w8a8", ["--prompt", "w3 w17 w42 w9", "--prefill-chunk", "4"]),
+                                            ("int4-weight-only", ["--prompt-ids", "3,17,42,9", "--runner", "kernels"])])
+def test_generate_command_decodes_pytorchs_tokens(tmp_path, capsys, recipe, options):
+    """qnnpy generate on a saved float LM folder: quantized by the named recipe, the prompt given as text (the
+    folder's tokenizer) or as ids, decoded in the runtime with a prefill module or in TVM's kernels form. The
+    printed tokens are PyTorch's greedy decode of the same quantized model, and --check says so (exit 0); or they
+    leave PyTorch's at a near tie (PyTorch's two best logits closer than 2% of the logits' range, the bound the
+    steps keep to), and --check names that token and PyTorch's gap there (exit 3)."""
+    from qnnpy import cli
+
+    if "kernels" in options:
+        pytest.importorskip("tvm")
+    _saved_lm_with_tokenizer(tmp_path / "lm")
+    code = cli.main(["generate", str(tmp_path / "lm"), "--quantize", recipe, "--max-new-tokens", str(NEW_TOKENS),
+                     "--max-cache-len", str(CACHE), "--check", *options])
+    out = capsys.readouterr().out
+    model = _tiny_lm("llama")
+    if recipe == "w8a8":
+        quantize_(model, Int8DynamicActivationInt8WeightConfig())
+    else:
+        from torchao.prototype.quantization.int4 import PrototypeInt4WeightOnlyConfig
+
+        quantize_(model, PrototypeInt4WeightOnlyConfig(group_size=32))
+    expected = _pytorch_generate(model)
+    got = [int(t) for t in _printed(out, "tokens").split(",")]
+    assert _printed(out, "text") == " ".join("[UNK]" if t == 255 else f"w{t}" for t in got)
+    if got == expected:
+        assert code == 0 and _printed(out, "check") == f"{NEW_TOKENS}/{NEW_TOKENS} tokens equal PyTorch's"
+        return
+    first = next(i for i, (a, b) in enumerate(zip(got, expected)) if a != b)
+    logits = _pytorch_steps(model, PROMPT + expected)[len(PROMPT) - 1 + first]
+    best_two = np.sort(logits)[-2:]
+    gap = best_two[1] - best_two[0]
+    assert code == 3 and gap < 0.02 * np.abs(logits).max(), out
+    assert _printed(out, "check").startswith(f"tokens differ from PyTorch's from token {first} on")
+    assert f"lie {gap:.4g} apart" in out
+
+
+def test_generate_command_refusals(tmp_path, capsys):
+    from qnnpy import cli
+
+    _saved_lm_with_tokenizer(tmp_path / "lm")
+    folder = str(tmp_path / "lm")
+    assert cli.main(["generate", folder, "--prompt-ids", "3,17"]) == 1
+    assert "holds a float model: give --quantize with one of w8a8, 8da4w" in capsys.readouterr().err
+    assert cli.main(["generate", folder, "--prompt-ids", "3,256", "--quantize", "w8a8"]) == 4
+    assert "prompt token id 256 is outside the model's vocabulary of 256" in capsys.readouterr().err
+    assert cli.main(["generate", str(tmp_path), "--prompt-ids", "3"]) == 4
+    assert "no config.json" in capsys.readouterr().err
+    assert cli.main(["generate", folder, "--prompt-ids", "3,-1"]) == 2
+    with pytest.raises(ValueError, match="quantized already"):
+        llm.quantize(_quantized_lm("llama", "w8a8_dynamic"), "8da4w")

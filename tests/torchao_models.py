@@ -10,6 +10,8 @@ from torchao.quantization import (
 from torchao.quantization.granularity import PerAxis, PerGroup
 from torchao.prototype.quantization.int4 import PrototypeInt4WeightOnlyConfig
 
+from qnnpy import llm
+
 CONFIGS = {
     "w8a8_dynamic": Int8DynamicActivationInt8WeightConfig,
     "int8_weight_only": Int8WeightOnlyConfig,
@@ -38,10 +40,7 @@ class MLP(nn.Module):
 
 def quantize_like_executorch(model: nn.Module) -> nn.Module:
     """ExecuTorch's LLM recipe "8da4w": embeddings int8 per row (weight-only), linears 8da4w with groups of 32."""
-    quantize_(model, IntxWeightOnlyConfig(weight_dtype=torch.int8, granularity=PerAxis(0)),
-              filter_fn=lambda module, _: isinstance(module, nn.Embedding))
-    quantize_(model, CONFIGS["8da4w_group32"]())
-    return model
+    return llm.quantize(model, "8da4w")
 
 
 def quantized_mlp(name: str, seed: int = 0) -> nn.Module:
