@@ -311,6 +311,33 @@ _add(_aten.max_pool2d.default, f(1, 2, 7, 7), [3, 3], [2, 2], [1, 1], [1, 1], Fa
 _add(_aten.adaptive_avg_pool2d.default, f(1, 2, 7, 9), [2, 3])
 _add(_aten.upsample_nearest2d.default, f(1, 2, 3, 5), [6, 10], 2.0, 2.0)
 _add(_aten.upsample_bilinear2d.default, f(1, 2, 3, 5), [7, 9], False)
+_add(_aten.max_pool3d_with_indices.default, f(1, 2, 5, 7, 6), [2, 3, 3], [2, 2, 1], [1, 1, 0], [1, 1, 2], True, part=0)
+_add(_aten.max_pool3d_with_indices.default, f(2, 3, 4, 4, 4), [2, 2, 2], [], part=0)
+_add(_aten.avg_pool3d.default, f(1, 2, 5, 7, 6), [3, 3, 2], [2, 2, 2], [1, 1, 1], True, False)
+_add(_aten.avg_pool3d.default, f(1, 2, 5, 7, 6), [3, 2, 2], [2, 2, 1], [1, 0, 1], False, True, 5)
+_add(_aten._adaptive_avg_pool3d.default, f(1, 2, 5, 7, 9), [2, 3, 4])
+_add(_aten.diagonal.default, f(3, 4, 5))
+_add(_aten.diagonal.default, f(3, 4, 5), 2, 0, 2)
+_add(_aten.diagonal.default, f(3, 4, 5), -1, 2, 1)
+_add(_aten.masked_scatter.default, f(2, 3, 4), b(3, 4, seed=1), f(30, seed=2))
+_add(_aten._cdist_forward.default, f(2, 5, 3), f(2, 4, 3, seed=1), 2.0, None)
+_add(_aten._cdist_forward.default, f(30, 4), f(7, 4, seed=1), 2.0, None)
+_add(_aten._cdist_forward.default, f(5, 3), f(4, 3, seed=1), 1.0, None)
+_add(_aten._cdist_forward.default, f(5, 3), f(4, 3, seed=1), 3.0, None)
+_add(_aten._cdist_forward.default, f(5, 3), f(4, 3, seed=1), float("inf"), None)
+_add(_aten._cdist_forward.default, i64(5, 3).float(), i64(4, 3, seed=1).float(), 0.0, None)
+_add(_aten._pdist_forward.default, f(6, 4), 2.0)
+_add(_aten._pdist_forward.default, f(6, 4), 1.5)
+_add(_aten._embedding_bag.default, f(10, 4), torch.tensor([1, 2, 4, 5, 4, 3, 2, 9]), torch.tensor([0, 2, 2, 5]), constant=(0,),
+     part=0)
+_add(_aten._embedding_bag.default, f(10, 4), torch.tensor([1, 2, 4, 5, 4, 3, 2, 9]), torch.tensor([0, 3, 3, 8]), False, 1,
+     False, None, True, 4, constant=(0,), part=0)
+_add(_aten._embedding_bag.default, f(10, 4), torch.tensor([1, 2, 4, 5, 4, 3, 2, 9]), torch.tensor([0, 2, 2, 5]), False, 2,
+     constant=(0,), part=0)
+_add(_aten._embedding_bag.default, f(10, 4), torch.tensor([1, 2, 4, 5, 4, 3, 2, 9]), torch.tensor([0, 5]), False, 0,
+     False, f(8, seed=3), constant=(0,), part=0)
+_add(_aten.col2im.default, f(2, 3 * 4, 12), [4, 5], [2, 2], [1, 1], [0, 0], [1, 1])
+_add(_aten.col2im.default, f(1, 2 * 6, 16), [7, 8], [2, 3], [2, 1], [1, 2], [2, 3])
 
 # --- values computed from constants alone (folded into constants of the module) --------
 _add(_aten.arange.start_step, 2, 14, 3)
@@ -340,15 +367,6 @@ NOT_CONVERTED: dict[str, str] = {
     "as_strided.default": "a view over raw strides of the storage: qnnpy's tensors have no storage layout to view",
     "_fft_r2c.default": "complex values (qnnpy's tensors are real)",
     "_fft_c2r.default": "complex values (qnnpy's tensors are real)",
-    "_cdist_forward.default": "not in eval-mode vision / language classification models; no float form yet",
-    "_pdist_forward.default": "not in eval-mode vision / language classification models; no float form yet",
-    "_embedding_bag.default": "a float embedding bag (qnnpy converts the quantized EmbeddingBag); no float form yet",
-    "_adaptive_avg_pool3d.default": "3-D pooling (video models); no float form yet",
-    "avg_pool3d.default": "3-D pooling (video models); no float form yet",
-    "max_pool3d_with_indices.default": "3-D pooling (video models); no float form yet",
-    "col2im.default": "no float form yet",
-    "diagonal.default": "no float form yet",
-    "masked_scatter.default": "a scatter with a data-dependent count of values; no float form yet",
 }
 
 
