@@ -298,6 +298,10 @@ _add(_aten.scaled_dot_product_attention.default, f(1, 2, 4, 8), f(1, 2, 4, 8, se
 _add(_aten.scaled_dot_product_attention.default, f(1, 2, 4, 8), f(1, 2, 6, 8, seed=1), f(1, 2, 6, 8, seed=2),
      is_causal=True)
 _add(_aten.conv2d.default, f(1, 3, 7, 7), f(4, 3, 3, 3, seed=1), f(4, seed=2), [1, 2], [1, 1], constant=(1, 2))
+_add(_aten.conv3d.default, f(2, 4, 5, 6, 7), f(6, 2, 3, 3, 2, seed=1), f(6, seed=2), [2, 1, 2], [1, 1, 0], [1, 2, 1], 2,
+     constant=(1, 2))
+_add(_aten._convolution.default, f(1, 3, 4, 5, 5), f(4, 3, 1, 3, 3, seed=1), None, [1, 1, 1], [0, 1, 1], [1, 1, 1], False,
+     [0, 0, 0], 1, False, False, True, True, constant=(1,))
 _add(_aten.conv1d.default, f(1, 4, 9), f(6, 2, 3, seed=1), None, [1], [2], [1], 2, constant=(1,))
 _add(_aten._convolution.default, f(1, 3, 6, 6), f(4, 3, 3, 3, seed=1), f(4, seed=2), [1, 1], [1, 1], [1, 1], False,
      [0, 0], 1, False, False, True, True, constant=(1, 2))

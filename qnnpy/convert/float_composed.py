@@ -3,7 +3,7 @@
 strided slice of the flattened matrix, a float embedding bag as a lookup and a product with the bags'
 membership, col2im as each kernel offset's columns placed and added, masked_scatter as a gather of the source by the mask's running count, and
 cdist / pdist as PyTorch computes each distance (its matrix-product form of the Euclidean distance where PyTorch
-takes it)."""
+takes it), and a 3-D convolution as 2-D ones, one per depth tap of its kernel."""
 from __future__ import annotations
 
 import math
@@ -15,6 +15,7 @@ import torch.fx
 
 from qnnpy.convert.context import ConversionContext
 from qnnpy.convert.float_args import axis, bind, operands, rank_of, refuse
+from qnnpy.convert.torch_weight_reader import QuantizedWeight
 
 Converter = Callable[[ConversionContext, torch.fx.Node], int]
 _aten = torch.ops.aten
@@ -368,6 +369,39 @@ def embedding_bag(ctx: ConversionContext, parent: torch.fx.Node, index: int, nod
     total = s.add("float_matmul", [membership, rows], [bags, dim])
     sizes = s.add("float_sum", [membership], [bags, 1], ints={"axes": [1], "keepdim": [1]})
     return s.add("float_div", [total, s.add("float_maximum", [sizes, s.scalar(1.0)], [bags, 1])])
+
+
+def conv3d_by_depth_taps(ctx: ConversionContext, node: torch.fx.Node, x: Any, weight: QuantizedWeight,
+                         bias: np.ndarray | None, args: dict[str, Any]) -> int:
+    """A 3-D convolution of (N, C, D, H, W) as 2-D ones: output depth z sums, over the kernel's depth taps t, the
+    2-D convolution of input depth z * stride + t * dilation (of the depth-padded input) with the weight's tap t.
+    Each tap is one ``float_conv2d`` of all output depths at once (the strided depth slice, depth moved next to
+    the batch and merged with it); the taps are added in order, the bias on the first."""
+    stride, padding, dilation = (_triple(args[k]) for k in ("stride", "padding", "dilation"))
+    n, c, d, h, w = ctx.example(x).shape
+    _, o, do, ho, wo = ctx.example(node).shape
+    taps = weight.data.shape[2]
+    s = _Steps(ctx, node)
+    value = operands(ctx, node, [x], "float32")[0]
+    depth = d + 2 * padding[0]
+    if padding[0]:
+        value = s.add("float_pad", [value], [n, c, depth, h, w],
+                      ints={"pads": [0, 0, 0, 0, padding[0], padding[0], 0, 0, 0, 0], "mode": [0]}, floats={"value": 0.0})
+    attributes = {"stride": stride[1:], "padding": padding[1:], "dilation": dilation[1:], "groups": [int(args["groups"])]}
+    where = ctx.source(node)
+    total = None
+    for t in range(taps):
+        begin = t * dilation[0]
+        planes = s.add("float_slice", [value], [n, c, do, h, w],
+                       ints={"axis": [2], "begin": [begin], "end": [begin + (do - 1) * stride[0] + 1], "step": [stride[0]]})
+        batched = s.reshape(s.add("float_permute", [planes], [n, do, c, h, w], ints={"perm": [0, 2, 1, 3, 4]}),
+                            [n * do, c, h, w])
+        s.count += 1
+        tap = QuantizedWeight(np.ascontiguousarray(weight.data[:, :, t]), weight.scale, weight.zero_point, weight.axis)
+        y = ctx.graph.add_float_layer("float_conv2d", batched, where, f"{where}_tap{s.count}", tap.data, tap.scale,
+                                      tap.zero_point, tap.axis, bias if t == 0 else None, attributes, [n * do, o, ho, wo])
+        total = y if total is None else s.add("float_add", [total, y], [n * do, o, ho, wo])
+    return s.add("float_permute", [s.reshape(total, [n, do, o, ho, wo])], ints={"perm": [0, 2, 1, 3, 4]})
 
 
 def composed_converters() -> dict[Any, Converter]:

@@ -11,6 +11,7 @@ import torch.fx
 
 from qnnpy.convert.context import ConversionContext
 from qnnpy.convert.float_args import axis, bind, constant_tensor, operands, rank_of, refuse
+from qnnpy.convert.float_composed import conv3d_by_depth_taps
 from qnnpy.convert.torch_weight_reader import QuantizedWeight, quantized_weight
 
 Converter = Callable[[ConversionContext, torch.fx.Node], int]
@@ -47,8 +48,9 @@ def _conv2d(ctx: ConversionContext, node: torch.fx.Node, x: int, weight: Quantiz
 
 
 def convert_convolution(ctx: ConversionContext, node: torch.fx.Node) -> int:
-    """convolution / conv1d / conv2d with a constant weight: ``float_conv2d`` (a 1-D conv as PyTorch runs it, a
-    height-1 conv2d between reshapes). Transposed and 3-D convolutions are refused."""
+    """convolution / conv1d / conv2d / conv3d with a constant weight: ``float_conv2d`` (a 1-D conv as PyTorch runs
+    it, a height-1 conv2d between reshapes; a 3-D one as a conv2d per depth tap, qnnpy.convert.float_composed).
+    Transposed convolutions are refused."""
     args = bind(node)
     x, weight = args["input"], args["weight"]
     if args.get("transposed"):
@@ -57,9 +59,11 @@ def convert_convolution(ctx: ConversionContext, node: torch.fx.Node) -> int:
     if isinstance(padding, str):
         raise refuse(ctx, node, f"conv padding={padding!r} is not supported (give the numbers)")
     rank = rank_of(ctx, x)
-    if rank not in (3, 4):
-        raise refuse(ctx, node, f"a convolution of a rank-{rank} input is not supported (1-D and 2-D only)")
+    if rank not in (3, 4, 5):
+        raise refuse(ctx, node, f"a convolution of a rank-{rank} input is not supported (give the batch axis)")
     w = _layer_weight(ctx, node, weight)
+    if rank == 5:
+        return conv3d_by_depth_taps(ctx, node, x, w, _bias(ctx, node, args["bias"]), args)
     attributes = {"stride": _pair(args["stride"]), "padding": _pair(padding), "dilation": _pair(args["dilation"]),
                   "groups": [int(args["groups"])]}
     x_id = ctx.value(x, node)
@@ -340,6 +344,7 @@ def layer_converters() -> dict[Any, Converter]:
         _aten.convolution.default: convert_convolution,
         _aten.conv2d.default: convert_convolution,
         _aten.conv1d.default: convert_convolution,
+        _aten.conv3d.default: convert_convolution,
         _aten._convolution.default: convert_convolution,
         _aten.linear.default: convert_linear,
         _aten.mm.default: convert_matmul,
