@@ -85,7 +85,8 @@ def table(header: list[str], rows: list[list[str]]) -> str:
 
 
 def model_table(res: dict[tuple[str, str, str], str]) -> str:
-    models = sorted({p for (m, t, p) in res if m == "test_zoo_models"})
+    columns = {(m, t) for _, m, t in MODEL_COLUMNS}
+    models = sorted({p for (m, t, p) in res if (m, t) in columns})
     rows = [[f"`{name}`"] + [res.get((m, t, name), "-") for _, m, t in MODEL_COLUMNS] for name in models]
     return table(["model"] + [c for c, _, _ in MODEL_COLUMNS], rows)
 

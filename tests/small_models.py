@@ -250,6 +250,19 @@ class Upsampling(nn.Module):
         return self.mix(self.up(self.conv(x)))
 
 
+class Volumetric(nn.Module):
+    """conv3d (strides, paddings, dilation along H) -> relu -> grouped conv3d with depth padding."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv3d(3, 8, 3, stride=(2, 1, 2), padding=(1, 1, 0), dilation=(1, 2, 1))
+        self.relu = nn.ReLU()
+        self.mix = nn.Conv3d(8, 6, (2, 3, 1), groups=2, padding=(1, 0, 1))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.mix(self.relu(self.conv(x)))
+
+
 class Regrid(nn.Module):
     """conv -> flatten -> reshape back (a contiguous copy in PyTorch) -> avg_pool2d (its contiguous rule: the zero point is added before rounding, and 2x2 windows make ties)."""
 
@@ -309,6 +322,7 @@ def op_cases() -> dict[str, tuple[nn.Module, tuple[int, ...]]]:
         "quantized_softmax": (Activations(nn.Softmax(dim=1)), (3, 9, 11)),
         "dilated_max_pool": (Activations(nn.MaxPool2d(3, stride=1, padding=1, dilation=2)), (3, 9, 11)),
         "linear_on_rank4": (LinearOverLastAxis(), (3, 12, 10)),
+        "conv3d": (Volumetric(), (3, 5, 9, 8)),
     }
 
 

@@ -267,24 +267,6 @@ def test_softmax_under_qnnpack_with_other_qparams_takes_the_float_path():
     assert (differ, worst) == (0, 0), f"{differ} of {total} differ, max {worst} LSB"
 
 
-class _Conv3d(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.conv = nn.Conv3d(2, 3, 3)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.conv(x)
-
-
-def test_conv3d_is_refused_by_name():
-    """Not supported (the runtime's convolutions are 2-D over NHWC): the conversion names Conv3d and its module.
-    (Embeddings convert: tests/test_embedding.py.)"""
-    model, x = quantized(_Conv3d(), (2, 5, 5, 5))
-    assert type(model.body.conv).__name__ == "Conv3d" and model.body.conv.__module__.startswith("torch.ao.nn.quantized")
-    with pytest.raises(qnnpy.UnsupportedOpsError, match=r"body.conv: .*Conv3d"):
-        qnnpy.from_torch(model, (x,))
-
-
 class _ConvSoftmax(nn.Module):
     def __init__(self):
         super().__init__()

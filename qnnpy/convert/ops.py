@@ -133,6 +133,20 @@ def convert_conv2d(ctx: ConversionContext, node: torch.fx.Node, relu: bool) -> i
     )
 
 
+def convert_conv3d(ctx: ConversionContext, node: torch.fx.Node, relu: bool) -> int:
+    """Quantized conv3d (N, C, D, H, W): int8 weight, int32 bias, requantized output; ``relu`` fuses a ReLU before
+    requantization. The runtime computes it as one conv2d with the kernel's depth taps as channels
+    (src/runtime/conv3d.h)."""
+    _zero_padding_only(ctx, node)
+    where = ctx.source(node)
+    state = conv_state(_packed_params(ctx, node, "_packed_params"), where)
+    return ctx.graph.add_conv3d(
+        ctx.value(node.args[0], node), where, where, state.version, state.config,
+        state.weight.data, state.weight.scale, state.weight.zero_point, state.weight.axis,
+        state.bias, relu, **ctx.quantized_output(node),
+    )
+
+
 def convert_linear(ctx: ConversionContext, node: torch.fx.Node, relu: bool) -> int:
     """Quantized linear: int8 weight, int32 bias, requantized output; ``relu`` fuses a ReLU before requantization."""
     where = ctx.source(node)
@@ -551,6 +565,12 @@ CONVERTERS: dict[Any, Converter] = {
     nnq.Conv2d: OpForm(convert_conv2d, "Quantized ``Conv2d``", relu=False),
     nnq.ConvTranspose2d: convert_conv_transpose2d,
     nniq.ConvReLU2d: OpForm(convert_conv2d, "Quantized ``ConvReLU2d``: conv2d with the ReLU fused", relu=True),
+    nnq.Conv3d: OpForm(convert_conv3d, "Quantized ``Conv3d``", relu=False),
+    nniq.ConvReLU3d: OpForm(convert_conv3d, "Quantized ``ConvReLU3d``: conv3d with the ReLU fused", relu=True),
+    torch.ops.quantized.conv3d: OpForm(
+        convert_conv3d, "``torch.ops.quantized.conv3d(x, packed_params, scale, zero_point)``", relu=False),
+    torch.ops.quantized.conv3d_relu: OpForm(
+        convert_conv3d, "``torch.ops.quantized.conv3d_relu(x, packed_params, scale, zero_point)``", relu=True),
     nnq.Linear: OpForm(convert_linear, "Quantized ``Linear``", relu=False),
     nniq.LinearReLU: OpForm(convert_linear, "Quantized ``LinearReLU``: linear with the ReLU fused", relu=True),
     torch.ops.quantized.conv2d: OpForm(

@@ -168,6 +168,7 @@ void bind_graph(py::module_& m) {
            "returns the name it got.");
   std::apply([&](auto... args) { graph.def("add_conv2d", &add_conv<add_conv2d_node>, args...); }, conv_args);
   std::apply([&](auto... args) { graph.def("add_conv_transpose2d", &add_conv<add_conv_transpose2d_node>, args...); }, conv_args);
+  std::apply([&](auto... args) { graph.def("add_conv3d", &add_conv<add_conv3d_node>, args...); }, conv_args);
   graph
       .def(
           "add_linear",

@@ -59,6 +59,17 @@ int add_conv2d_node(Graph& g, LayerNode layer, int state_version, const std::vec
   return add_weighted(g, "conv2d", std::move(layer), std::move(n), channels);
 }
 
+int add_conv3d_node(Graph& g, LayerNode layer, int state_version, const std::vector<int64_t>& config) {
+  const ConvConfig c = decode_config("conv3d", layer, state_version, config);
+  if (c.spatial_dims != 3) fail("conv3d", layer, "needs 3 spatial dims, the packed config has " + std::to_string(c.spatial_dims));
+  if (c.transpose) fail("conv3d", layer, "a transposed 3-D conv is not supported");
+  if (layer.weight.shape.size() != 5) fail("conv3d", layer, "weight must be 5-D, got " + shape_str(layer.weight.shape));
+  Node n;
+  n.ints = {{"stride", c.stride}, {"padding", c.padding}, {"dilation", c.dilation}, {"groups", {c.groups}}};
+  const int64_t channels = layer.weight.shape[0];
+  return add_weighted(g, "conv3d", std::move(layer), std::move(n), channels);
+}
+
 int add_conv_transpose2d_node(Graph& g, LayerNode layer, int state_version, const std::vector<int64_t>& config) {
   const ConvConfig c = decode_config("conv_transpose2d", layer, state_version, config);
   if (c.spatial_dims != 2 || !c.transpose) fail("conv_transpose2d", layer, "needs a transposed 2-D conv configuration");

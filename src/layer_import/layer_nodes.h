@@ -32,6 +32,7 @@ struct LayerNode {
 
 // `state_version` and `config` as in decode_conv_config.
 int add_conv2d_node(Graph& g, LayerNode layer, int state_version, const std::vector<int64_t>& config);
+int add_conv3d_node(Graph& g, LayerNode layer, int state_version, const std::vector<int64_t>& config);
 int add_conv_transpose2d_node(Graph& g, LayerNode layer, int state_version, const std::vector<int64_t>& config);
 int add_linear_node(Graph& g, LayerNode layer);
 

@@ -46,6 +46,12 @@ std::vector<int64_t> Checker::pair(const std::string& key) const {
   return v;
 }
 
+std::vector<int64_t> Checker::triple(const std::string& key) const {
+  const auto& v = n.ints_attr(key);
+  if (v.size() != 3) fail("attribute '" + key + "' must hold 3 values");
+  return v;
+}
+
 void Checker::positive(const std::vector<int64_t>& v, const std::string& key) const {
   for (int64_t x : v) if (x < 1) fail("attribute '" + key + "' must be >= 1, got " + std::to_string(x));
 }

@@ -1,10 +1,11 @@
-// The weighted ops: conv2d, conv_transpose2d and linear. Their nodes hold an int8
+// The weighted ops: conv2d, conv3d, conv_transpose2d and linear. Their nodes hold an int8
 // weight and optionally an int32 bias (scale s_in * s_w) with its float copy
 // (params "weight", "bias", "bias_float"); the fused relu is the int "relu".
 #include <algorithm>
 
 #include "emit/emitter.h"
 #include "ops/op_def.h"
+#include "runtime/conv3d.h"
 #include "runtime/conv_runner.h"
 #include "runtime/conv_transpose.h"
 
@@ -69,6 +70,36 @@ Shape conv2d_rule(const Checker& c, const Value&) {
   check_bias(c, w, w.shape[0]);
   Shape out{x.shape[0], w.shape[0], 0, 0};
   for (int i = 0; i < 2; ++i) {
+    out[2 + i] = window_output_size(x.shape[2 + i], w.shape[2 + i], stride[i], padding[i], dilation[i], false);
+    if (out[2 + i] < 1) c.fail("kernel larger than padded input " + shape_str(x.shape));
+  }
+  return out;
+}
+
+// PyTorch's quantized Conv3d: input (N, C, D, H, W), weight int8 (O, C / groups, kd, kh, kw).
+Shape conv3d_rule(const Checker& c, const Value&) {
+  c.inputs(1);
+  const Value& x = c.in(0);
+  c.quantized_per_tensor(x);
+  c.rank(x, 5);
+  const Param& w = c.param("weight");
+  if (w.dtype != DType::Int8 || w.shape.size() != 5) c.fail("weight must be int8 OIDHW, got " + shape_str(w.shape));
+  check_weight_qparams(c, w);
+  auto stride = c.triple("stride"), padding = c.triple("padding"), dilation = c.triple("dilation");
+  c.positive(stride, "stride");
+  c.positive(dilation, "dilation");
+  c.non_negative(padding, "padding");
+  // It runs as a conv2d whose channels are the depth taps of the input channels.
+  checked_num_elements({x.shape[1] * w.shape[2], x.shape[3] + 2 * padding[1], x.shape[4] + 2 * padding[2]},
+                       c.n.op + " (" + c.n.source + "): gathered input frame");
+  c.reduction_length(w.shape[1] * w.shape[2] * w.shape[3] * w.shape[4]);
+  const int64_t groups = c.n.int_attr("groups");
+  if (groups < 1 || x.shape[1] % groups || w.shape[0] % groups || w.shape[1] * groups != x.shape[1]) {
+    c.fail("weight " + shape_str(w.shape) + " does not fit input " + shape_str(x.shape) + " with groups=" + std::to_string(groups));
+  }
+  check_bias(c, w, w.shape[0]);
+  Shape out{x.shape[0], w.shape[0], 0, 0, 0};
+  for (int i = 0; i < 3; ++i) {
     out[2 + i] = window_output_size(x.shape[2 + i], w.shape[2 + i], stride[i], padding[i], dilation[i], false);
     if (out[2 + i] < 1) c.fail("kernel larger than padded input " + shape_str(x.shape));
   }
@@ -141,6 +172,26 @@ void emit_conv(Emitter& e, const Node& n, bool transposed) {
 }
 
 void conv2d_emit(Emitter& e, const Node& n) { emit_conv(e, n, false); }
+
+// R.nn.conv3d on the dequantized input and weight, then the bias (as (1, C, 1, 1, 1)) and relu.
+void conv3d_emit(Emitter& e, const Node& n) {
+  const std::string& o = e.out_name(n);
+  const std::string x = e.input(n, 0, "x");
+  const std::string w = e.param(e.graph().node_param(n, "weight"), o + "_w");
+  const auto& p = n.ints_attr("padding");
+  std::string y = e.emit(o + "_conv", "R.nn.conv3d(" + x + ", " + w + ", strides=" + int_list(n.ints_attr("stride")) +
+                                          ", padding=" + int_list({p[0], p[1], p[2], p[0], p[1], p[2]}) + ", dilation=" +
+                                          int_list(n.ints_attr("dilation")) + ", groups=" +
+                                          std::to_string(n.int_attr("groups")) + ")");
+  if (n.has_param("bias")) {
+    const Param& b = e.graph().node_param(n, "bias");
+    const std::string bias = e.emit(o + "_bias_ncdhw", "R.reshape(" + e.param(b, o + "_bias") + ", R.shape([1, " +
+                                                           std::to_string(b.shape[0]) + ", 1, 1, 1]))");
+    y = e.emit(o + "_biased", "R.add(" + y + ", " + bias + ")");
+  }
+  if (n.int_attr("relu")) y = e.emit(o + "_relu", "R.nn.relu(" + y + ")");
+  e.quantize_output(n, y);
+}
 void conv_transpose2d_emit(Emitter& e, const Node& n) { emit_conv(e, n, true); }
 
 void linear_emit(Emitter& e, const Node& n) {
@@ -165,6 +216,7 @@ std::unique_ptr<PreparedOp> linear_runner(const Graph& g, const Node& n, Profile
 std::vector<OpDef> conv_ops() {
   return {
       {"conv2d", OpKind::Requantizing, conv2d_rule, conv2d_emit, conv2d_runner},
+      {"conv3d", OpKind::Requantizing, conv3d_rule, conv3d_emit, prepared_runner<Conv3dRunner>},
       {"conv_transpose2d", OpKind::Requantizing, conv_transpose2d_rule, conv_transpose2d_emit,
        prepared_runner<TransposedConv>},
       {"linear", OpKind::Requantizing, linear_rule, linear_emit, linear_runner},

@@ -14,6 +14,7 @@ Rule = Callable[[Context, Island], Any]
 RULES: dict[str, Rule] = {
     "nn.conv2d": conv.lower_conv2d,
     "nn.conv2d_transpose": conv.lower_conv2d_transpose,
+    "nn.conv3d": conv.lower_conv3d,
     "matmul": conv.lower_matmul,
     "add": elementwise.lower_add,
     "multiply": elementwise.lower_multiply,

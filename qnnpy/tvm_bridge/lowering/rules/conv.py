@@ -1,4 +1,4 @@
-"""conv2d, conv2d_transpose and matmul (linear): integer op with int32 accumulation,
+"""conv2d, conv3d, conv2d_transpose and matmul (linear): integer op with int32 accumulation,
 int32 bias, requantization under the profile.
 
     acc = op(x - zx, w) in int32       (the activation is widened to int16 inside the
@@ -30,7 +30,7 @@ from qnnpy.tvm_bridge.lowering.arith import (centered, dtype_range, fixed_point_
 from qnnpy.tvm_bridge.lowering.island import Dequantized, Island, NotLowerable, op_name
 from qnnpy.tvm_bridge.lowering.rules.context import Context
 
-WEIGHTED = ("nn.conv2d", "nn.conv2d_transpose", "matmul")
+WEIGHTED = ("nn.conv2d", "nn.conv3d", "nn.conv2d_transpose", "matmul")
 
 
 def _peel(island: Island) -> tuple[Any, Any, bool] | None:
@@ -196,30 +196,55 @@ def lower_conv2d_transpose(ctx: Context, island: Island) -> Any:
     acc = R.nn.conv2d_transpose(centered(x.data, z_x), w.data, strides=attrs.strides, padding=attrs.padding,
                                 output_padding=attrs.output_padding, dilation=attrs.dilation, groups=attrs.groups,
                                 out_dtype="int32")
+    return _finish_from_module(ctx, island, acc, x, w, bias, relu, 4, "conv_transpose2d")
+
+
+def lower_conv3d(ctx: Context, island: Island) -> Any:
+    """conv3d (NCDHW / OIDHW, as qnnpy emits it) with int32 accumulation; the runtime computes it as a conv2d with
+    the depth taps as channels (src/runtime/conv3d.h), whose sums are the same integers."""
+    conv, bias_expr, relu = _peel(island)
+    attrs = conv.attrs
+    if str(attrs.data_layout) != "NCDHW" or str(attrs.kernel_layout) != "OIDHW":
+        raise NotLowerable(f"layout {attrs.data_layout}/{attrs.kernel_layout}, expected NCDHW/OIDHW")
+    x = island.bindings.dequantized(conv.args[0], "the input")
+    w = _weight(island, conv.args[1], 0)
+    bias = _bias(island, bias_expr)
+    _, z_x = x.q.scalar("the input")
+    acc = R.nn.conv3d(centered(x.data, z_x), w.data, strides=attrs.strides, padding=attrs.padding,
+                      dilation=attrs.dilation, groups=attrs.groups, out_dtype="int32")
+    return _finish_from_module(ctx, island, acc, x, w, bias, relu, 5, "conv3d")
+
+
+def _finish_from_module(ctx: Context, island: Island, acc: Any, x: Dequantized, w: Dequantized,
+                        bias: Dequantized | None, relu: bool, rank: int, op: str) -> Any:
+    """The requantization of a layer the hints do not describe (conv_transpose2d, conv3d): the runtime's formulas
+    from the module's constants, and under fbgemm from the node's float bias."""
     if ctx.profile in ONEDNN_PROFILES:
-        raise NotLowerable(f"transposed convs under profile {ctx.profile} (oneDNN's order) are not lowered")
+        raise NotLowerable(f"{op} under profile {ctx.profile} (oneDNN's order) is not lowered")
     if ctx.hints is not None and ctx.profile == "fbgemm":
-        return _transposed_fbgemm(ctx, island, acc, x, w, relu)
-    hintless = Context(ctx.profile, ctx.params, None)  # the runtime's formulas, from the module's constants
-    return _finish(hintless, island, acc, x, w, bias, relu, 4, 1)
+        return _float_bias_fbgemm(ctx, island, acc, x, w, relu, rank, op)
+    hintless = Context(ctx.profile, ctx.params, None)
+    return _finish(hintless, island, acc, x, w, bias, relu, rank, 1)
 
 
-def _transposed_fbgemm(ctx: Context, island: Island, acc: Any, x: Dequantized, w: Dequantized, relu: bool) -> Any:
-    """fbgemm requantization of a transposed conv from the node's float bias (prepared_layer.cpp,
-    per-tensor weights): fbias = fl(b fl(1 / double(a))), a = fl(s_x s_w), m = fl(a / s_y)."""
-    index = ctx.node(island.name, "conv_transpose2d")
+def _float_bias_fbgemm(ctx: Context, island: Island, acc: Any, x: Dequantized, w: Dequantized, relu: bool, rank: int,
+                       op: str) -> Any:
+    """fbgemm requantization from the node's float bias (prepared_layer.cpp): a = fl(s_x s_w[c]), m = fl(a / s_y),
+    fbias = fl(b fl(1 / double(a))) for a per-tensor weight, fl(b / a) for a per-channel one."""
+    index = ctx.node(island.name, op)
     s_x, _ = x.q.scalar("the input")
-    s_w, _ = w.q.scalar("the weight")
     s_y, z_y = island.out.scalar("the output")
-    a = np.float32(s_x * s_w)
     channels = island.out_shape[1]
+    s_w = np.broadcast_to(w.q.scale.reshape(-1).astype(np.float32), (channels,))
+    a = (s_w * np.float32(s_x)).astype(np.float32)
     b = np.asarray(_core.lowering_float_node_param(ctx.hints.graph, index, "bias_float"), np.float32)
     fbias = None
     if b.size:
-        fbias = per_channel((b * np.float32(1.0 / np.float64(a))).astype(np.float32), 4, 1, "float32")
+        inverse = (1.0 / a.astype(np.float64)).astype(np.float32)
+        fbias = per_channel((b * inverse if w.q.per_tensor else b / a).astype(np.float32), rank, 1, "float32")
     lo, hi = dtype_range(island.out_dtype)
-    mult = np.full(channels, np.float32(a / s_y), np.float32)
-    return requantize(acc, per_channel(mult, 4, 1, "float32"), z_y, z_y if relu else lo, hi, island.out_dtype, fbias)
+    mult = (a / s_y).astype(np.float32)
+    return requantize(acc, per_channel(mult, rank, 1, "float32"), z_y, z_y if relu else lo, hi, island.out_dtype, fbias)
 
 
 def lower_matmul(ctx: Context, island: Island) -> Any:
