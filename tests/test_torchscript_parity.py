@@ -35,6 +35,8 @@ SCRIPT_KINDS = {
     nnq.Conv2d: ["quantized::conv2d"],
     nnq.ConvTranspose2d: ["quantized::conv_transpose2d"],
     nniq.ConvReLU2d: ["quantized::conv2d_relu"],
+    nnq.Conv3d: ["quantized::conv3d"],
+    nniq.ConvReLU3d: ["quantized::conv3d_relu"],
     nnq.Linear: ["quantized::linear"],
     nniq.LinearReLU: ["quantized::linear_relu"],
     nnq.BatchNorm2d: ["quantized::batch_norm2d"],
