@@ -110,8 +110,12 @@ class ConversionContext:
                                    params={"value": array}, export_params=False)
 
     def cast(self, value_id: int, dtype: str, node: torch.fx.Node) -> int:
-        """``value_id`` as ``dtype``: itself when it has that dtype, else a ``float_cast``."""
+        """``value_id`` as ``dtype``: itself when it has that dtype, else a ``float_cast``. A quantized value (a
+        PT2E constant folded from a dequantize of constants reaches a float op so) is dequantized first."""
         info = self.graph.value(value_id)
+        if info.get("scale") is not None:
+            value_id = self.graph.add_node("dequantize", [value_id], self.source(node), f"{info['name']}_float", "float32")
+            info = self.graph.value(value_id)
         if info["dtype"] == dtype:
             return value_id
         return self.graph.add_node("float_cast", [value_id], self.source(node), f"{info['name']}_{dtype}", dtype,
