@@ -25,7 +25,7 @@ MODELS = {
     "fcos_resnet50_fpn": {"min_size": 256, "max_size": 256, "score_thresh": 0.0},
     "fasterrcnn_mobilenet_v3_large_320_fpn": {"min_size": 256, "max_size": 256, "box_score_thresh": 0.0},
     "maskrcnn_resnet50_fpn": {"min_size": 256, "max_size": 256, "box_score_thresh": 0.0},
-    "keypointrcnn_resnet50_fpn": {"min_size": 256, "max_size": 256, "box_score_thresh": 0.0},
+    "keypointrcnn_resnet50_fpn": {"min_size": 256, "max_size": 256, "box_score_thresh": 0.0, "box_detections_per_img": 10},
 }
 
 
