@@ -263,6 +263,18 @@ class Volumetric(nn.Module):
         return self.mix(self.relu(self.conv(x)))
 
 
+class Pool3d(nn.Module):
+    """conv3d -> max_pool3d (depth padding and dilation along W, ceil mode) on the quantized tensor."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv3d(3, 5, 3, padding=1)
+        self.pool = nn.MaxPool3d((2, 3, 3), stride=(1, 2, 2), padding=(1, 1, 0), dilation=(1, 1, 2), ceil_mode=True)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.pool(self.conv(x))
+
+
 class Regrid(nn.Module):
     """conv -> flatten -> reshape back (a contiguous copy in PyTorch) -> avg_pool2d (its contiguous rule: the zero point is added before rounding, and 2x2 windows make ties)."""
 
@@ -323,6 +335,7 @@ def op_cases() -> dict[str, tuple[nn.Module, tuple[int, ...]]]:
         "dilated_max_pool": (Activations(nn.MaxPool2d(3, stride=1, padding=1, dilation=2)), (3, 9, 11)),
         "linear_on_rank4": (LinearOverLastAxis(), (3, 12, 10)),
         "conv3d": (Volumetric(), (3, 5, 9, 8)),
+        "max_pool3d": (Pool3d(), (3, 4, 9, 11)),
     }
 
 
