@@ -64,7 +64,9 @@ def _minmax_xnnpack() -> XNNPACKQuantizer:
                                                              output_activation=activation))
 
 
-@pytest.mark.parametrize("name", ["ssdlite320_mobilenet_v3_large", "fasterrcnn_mobilenet_v3_large_320_fpn"])
+# The suite's time: the two-stage body by default, the single-stage one with the slow tests.
+@pytest.mark.parametrize("name", [pytest.param("ssdlite320_mobilenet_v3_large", marks=pytest.mark.slow),
+                                  "fasterrcnn_mobilenet_v3_large_320_fpn"])
 def test_quantized_body_converts_and_agrees_layer_by_layer(name):
     """A single-stage and a two-stage body, batch-norm statistics drawn from noise, quantized by PT2E: every
     quantized layer fed PyTorch's inputs within a step, every float one within float rounding; the converted

@@ -51,7 +51,7 @@ def test_a_float_op_reads_a_quantized_constant_dequantized():
     assert np.abs(module.run(x.numpy()).dequantized - expected).max() <= 1e-5 * np.abs(expected).max()
 
 
-@pytest.mark.parametrize("kind", ["xnnpack", "x86"])
+@pytest.mark.parametrize("kind", ["xnnpack", pytest.param("x86", marks=pytest.mark.slow)])
 def test_raft_small_converts_and_lands_within_pytorchs_own_spread(kind):
     """RAFT-small (random weights, 4 flow updates) on a 128x128 pair: end to end within the model sweep's bound,
     twice the distance of PyTorch's own eager run with oneDNN off (a random-weight recurrent net carries a

@@ -121,30 +121,26 @@ def convert_conv_transpose2d(ctx: ConversionContext, node: torch.fx.Node) -> int
     )
 
 
-def convert_conv2d(ctx: ConversionContext, node: torch.fx.Node, relu: bool) -> int:
-    """Quantized conv2d: int8 weight, int32 bias, requantized output; ``relu`` fuses a ReLU before requantization."""
+def _quantized_conv(ctx: ConversionContext, node: torch.fx.Node, relu: bool, add: Callable[..., int]) -> int:
+    """A quantized conv module or op read from its packed params and added by ``add`` (Graph.add_conv2d, ...)."""
     _zero_padding_only(ctx, node)
     where = ctx.source(node)
     state = conv_state(_packed_params(ctx, node, "_packed_params"), where)
-    return ctx.graph.add_conv2d(
-        ctx.value(node.args[0], node), where, where, state.version, state.config,
-        state.weight.data, state.weight.scale, state.weight.zero_point, state.weight.axis,
-        state.bias, relu, **ctx.quantized_output(node),
-    )
+    return add(ctx.value(node.args[0], node), where, where, state.version, state.config, state.weight.data,
+               state.weight.scale, state.weight.zero_point, state.weight.axis, state.bias, relu,
+               **ctx.quantized_output(node))
+
+
+def convert_conv2d(ctx: ConversionContext, node: torch.fx.Node, relu: bool) -> int:
+    """Quantized conv2d: int8 weight, int32 bias, requantized output; ``relu`` fuses a ReLU before requantization."""
+    return _quantized_conv(ctx, node, relu, ctx.graph.add_conv2d)
 
 
 def convert_conv3d(ctx: ConversionContext, node: torch.fx.Node, relu: bool) -> int:
     """Quantized conv3d (N, C, D, H, W): int8 weight, int32 bias, requantized output; ``relu`` fuses a ReLU before
     requantization. The runtime computes it as one conv2d with the kernel's depth taps as channels
     (src/runtime/conv3d.h)."""
-    _zero_padding_only(ctx, node)
-    where = ctx.source(node)
-    state = conv_state(_packed_params(ctx, node, "_packed_params"), where)
-    return ctx.graph.add_conv3d(
-        ctx.value(node.args[0], node), where, where, state.version, state.config,
-        state.weight.data, state.weight.scale, state.weight.zero_point, state.weight.axis,
-        state.bias, relu, **ctx.quantized_output(node),
-    )
+    return _quantized_conv(ctx, node, relu, ctx.graph.add_conv3d)
 
 
 def convert_linear(ctx: ConversionContext, node: torch.fx.Node, relu: bool) -> int:

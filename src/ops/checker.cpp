@@ -40,15 +40,11 @@ void Checker::rank(const Value& v, size_t r) const {
   if (v.shape.size() != r) fail("input '" + v.name + "' must have rank " + std::to_string(r) + ", has shape " + shape_str(v.shape));
 }
 
-std::vector<int64_t> Checker::pair(const std::string& key) const {
-  const auto& v = n.ints_attr(key);
-  if (v.size() != 2) fail("attribute '" + key + "' must hold 2 values");
-  return v;
-}
+std::vector<int64_t> Checker::pair(const std::string& key) const { return per_axis(key, 2); }
 
-std::vector<int64_t> Checker::triple(const std::string& key) const {
+std::vector<int64_t> Checker::per_axis(const std::string& key, size_t count) const {
   const auto& v = n.ints_attr(key);
-  if (v.size() != 3) fail("attribute '" + key + "' must hold 3 values");
+  if (v.size() != count) fail("attribute '" + key + "' must hold " + std::to_string(count) + " values");
   return v;
 }
 

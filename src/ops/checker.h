@@ -28,7 +28,8 @@ struct Checker {
   void quantized_per_tensor(const Value& v) const;
   void rank(const Value& v, size_t r) const;
   std::vector<int64_t> pair(const std::string& key) const;
-  std::vector<int64_t> triple(const std::string& key) const;
+  // The int attribute `key`, which must hold `count` values (one per spatial axis).
+  std::vector<int64_t> per_axis(const std::string& key, size_t count) const;
   void positive(const std::vector<int64_t>& v, const std::string& key) const;
   void non_negative(const std::vector<int64_t>& v, const std::string& key) const;
   // The length of the int32 reductions of a weighted layer, refused past kMaxReductionLength (ir/limits.h).

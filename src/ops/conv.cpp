@@ -45,21 +45,32 @@ void check_bias(const Checker& c, const Param& w, int64_t channels) {
   if (bf.dtype != DType::Float32 || bf.shape != b.shape) c.fail("bias_float must be float32 " + shape_str(b.shape));
 }
 
-Shape conv2d_rule(const Checker& c, const Value&) {
+// conv2d (NCHW input, OIHW weight) and PyTorch's quantized Conv3d (NCDHW, OIDHW; it runs as a conv2d whose
+// channels are the depth taps of the input channels, src/runtime/conv3d.h): `spatial` axes of each.
+Shape conv_rule(const Checker& c, size_t spatial) {
   c.inputs(1);
   const Value& x = c.in(0);
   c.quantized_per_tensor(x);
-  c.rank(x, 4);
+  c.rank(x, spatial + 2);
   const Param& w = c.param("weight");
-  if (w.dtype != DType::Int8 || w.shape.size() != 4) c.fail("weight must be int8 OIHW, got " + shape_str(w.shape));
+  if (w.dtype != DType::Int8 || w.shape.size() != spatial + 2) {
+    c.fail(std::string("weight must be int8 ") + (spatial == 2 ? "OIHW" : "OIDHW") + ", got " + shape_str(w.shape));
+  }
   check_weight_qparams(c, w);
-  auto stride = c.pair("stride"), padding = c.pair("padding"), dilation = c.pair("dilation");
+  auto stride = c.per_axis("stride", spatial), padding = c.per_axis("padding", spatial),
+       dilation = c.per_axis("dilation", spatial);
   c.positive(stride, "stride");
   c.positive(dilation, "dilation");
   c.non_negative(padding, "padding");
-  c.padded_image(c.in(0).shape, padding);
-  c.reduction_length(w.shape[1] * w.shape[2] * w.shape[3]);
-  int64_t groups = c.n.int_attr("groups");
+  // The 2-D image the conv2d pads: its channels are a conv3d's input channels times its depth taps.
+  const int64_t image_channels = x.shape[1] * (spatial == 3 ? w.shape[2] : 1);
+  checked_num_elements({image_channels, x.shape[spatial] + 2 * padding[spatial - 2],
+                        x.shape[spatial + 1] + 2 * padding[spatial - 1]},
+                       c.n.op + " (" + c.n.source + "): padded input image");
+  int64_t reduction = 1;
+  for (size_t i = 1; i < w.shape.size(); ++i) reduction *= w.shape[i];
+  c.reduction_length(reduction);
+  const int64_t groups = c.n.int_attr("groups");
   if (groups < 1 || x.shape[1] % groups || w.shape[0] % groups) {
     c.fail("groups=" + std::to_string(groups) + " must divide input channels " + std::to_string(x.shape[1]) +
            " and output channels " + std::to_string(w.shape[0]));
@@ -68,43 +79,16 @@ Shape conv2d_rule(const Checker& c, const Value&) {
     c.fail("weight " + shape_str(w.shape) + " does not fit input " + shape_str(x.shape) + " with groups=" + std::to_string(groups));
   }
   check_bias(c, w, w.shape[0]);
-  Shape out{x.shape[0], w.shape[0], 0, 0};
-  for (int i = 0; i < 2; ++i) {
-    out[2 + i] = window_output_size(x.shape[2 + i], w.shape[2 + i], stride[i], padding[i], dilation[i], false);
-    if (out[2 + i] < 1) c.fail("kernel larger than padded input " + shape_str(x.shape));
+  Shape out{x.shape[0], w.shape[0]};
+  for (size_t i = 0; i < spatial; ++i) {
+    out.push_back(window_output_size(x.shape[2 + i], w.shape[2 + i], stride[i], padding[i], dilation[i], false));
+    if (out.back() < 1) c.fail("kernel larger than padded input " + shape_str(x.shape));
   }
   return out;
 }
 
-// PyTorch's quantized Conv3d: input (N, C, D, H, W), weight int8 (O, C / groups, kd, kh, kw).
-Shape conv3d_rule(const Checker& c, const Value&) {
-  c.inputs(1);
-  const Value& x = c.in(0);
-  c.quantized_per_tensor(x);
-  c.rank(x, 5);
-  const Param& w = c.param("weight");
-  if (w.dtype != DType::Int8 || w.shape.size() != 5) c.fail("weight must be int8 OIDHW, got " + shape_str(w.shape));
-  check_weight_qparams(c, w);
-  auto stride = c.triple("stride"), padding = c.triple("padding"), dilation = c.triple("dilation");
-  c.positive(stride, "stride");
-  c.positive(dilation, "dilation");
-  c.non_negative(padding, "padding");
-  // It runs as a conv2d whose channels are the depth taps of the input channels.
-  checked_num_elements({x.shape[1] * w.shape[2], x.shape[3] + 2 * padding[1], x.shape[4] + 2 * padding[2]},
-                       c.n.op + " (" + c.n.source + "): gathered input frame");
-  c.reduction_length(w.shape[1] * w.shape[2] * w.shape[3] * w.shape[4]);
-  const int64_t groups = c.n.int_attr("groups");
-  if (groups < 1 || x.shape[1] % groups || w.shape[0] % groups || w.shape[1] * groups != x.shape[1]) {
-    c.fail("weight " + shape_str(w.shape) + " does not fit input " + shape_str(x.shape) + " with groups=" + std::to_string(groups));
-  }
-  check_bias(c, w, w.shape[0]);
-  Shape out{x.shape[0], w.shape[0], 0, 0, 0};
-  for (int i = 0; i < 3; ++i) {
-    out[2 + i] = window_output_size(x.shape[2 + i], w.shape[2 + i], stride[i], padding[i], dilation[i], false);
-    if (out[2 + i] < 1) c.fail("kernel larger than padded input " + shape_str(x.shape));
-  }
-  return out;
-}
+Shape conv2d_rule(const Checker& c, const Value&) { return conv_rule(c, 2); }
+Shape conv3d_rule(const Checker& c, const Value&) { return conv_rule(c, 3); }
 
 // PyTorch's ConvTranspose2d: weight (in, out / groups, kh, kw), per tensor;
 // out = (in - 1) * stride - 2 * padding + dilation * (k - 1) + output_padding + 1.

@@ -182,17 +182,23 @@ def lower_conv2d(ctx: Context, island: Island) -> Any:
     return _finish(ctx, island, acc, x, w, bias, relu, 4, data_layout.index("C"))
 
 
-def lower_conv2d_transpose(ctx: Context, island: Island) -> Any:
+def _layer(island: Island, layouts: tuple[str, str], weight_axis: int) -> tuple[Any, Dequantized, Dequantized,
+                                                                                Dequantized | None, bool]:
+    """(the conv call, its input, weight and bias, the fused relu) of a conv island in qnnpy's ``layouts``."""
     conv, bias_expr, relu = _peel(island)
     attrs = conv.attrs
-    if str(attrs.data_layout) != "NCHW" or str(attrs.kernel_layout) != "IOHW":
-        raise NotLowerable(f"layout {attrs.data_layout}/{attrs.kernel_layout}, expected NCHW/IOHW")
+    if (str(attrs.data_layout), str(attrs.kernel_layout)) != layouts:
+        raise NotLowerable(f"layout {attrs.data_layout}/{attrs.kernel_layout}, expected {'/'.join(layouts)}")
     x = island.bindings.dequantized(conv.args[0], "the input")
-    w = _weight(island, conv.args[1], 1)
+    return conv, x, _weight(island, conv.args[1], weight_axis), _bias(island, bias_expr), relu
+
+
+def lower_conv2d_transpose(ctx: Context, island: Island) -> Any:
+    conv, x, w, bias, relu = _layer(island, ("NCHW", "IOHW"), 1)
     if not w.q.per_tensor:
         raise NotLowerable("per-channel transposed-conv weights")
-    bias = _bias(island, bias_expr)
     _, z_x = x.q.scalar("the input")
+    attrs = conv.attrs
     acc = R.nn.conv2d_transpose(centered(x.data, z_x), w.data, strides=attrs.strides, padding=attrs.padding,
                                 output_padding=attrs.output_padding, dilation=attrs.dilation, groups=attrs.groups,
                                 out_dtype="int32")
@@ -202,14 +208,9 @@ def lower_conv2d_transpose(ctx: Context, island: Island) -> Any:
 def lower_conv3d(ctx: Context, island: Island) -> Any:
     """conv3d (NCDHW / OIDHW, as qnnpy emits it) with int32 accumulation; the runtime computes it as a conv2d with
     the depth taps as channels (src/runtime/conv3d.h), whose sums are the same integers."""
-    conv, bias_expr, relu = _peel(island)
-    attrs = conv.attrs
-    if str(attrs.data_layout) != "NCDHW" or str(attrs.kernel_layout) != "OIDHW":
-        raise NotLowerable(f"layout {attrs.data_layout}/{attrs.kernel_layout}, expected NCDHW/OIDHW")
-    x = island.bindings.dequantized(conv.args[0], "the input")
-    w = _weight(island, conv.args[1], 0)
-    bias = _bias(island, bias_expr)
+    conv, x, w, bias, relu = _layer(island, ("NCDHW", "OIDHW"), 0)
     _, z_x = x.q.scalar("the input")
+    attrs = conv.attrs
     acc = R.nn.conv3d(centered(x.data, z_x), w.data, strides=attrs.strides, padding=attrs.padding,
                       dilation=attrs.dilation, groups=attrs.groups, out_dtype="int32")
     return _finish_from_module(ctx, island, acc, x, w, bias, relu, 5, "conv3d")
