@@ -87,3 +87,30 @@ def constant_tensor(ctx: ConversionContext, node: torch.fx.Node, arg: Any, what:
     if value.is_quantized:
         raise refuse(ctx, node, f"its {what} is quantized outside a quantized island")
     return value.detach().float()
+
+
+def per_axis(value: Any, count: int, default: list[int] | None = None) -> list[int]:
+    """An int, or a list of one or ``count`` ints, as ``count`` ints (one per spatial axis); None or an empty list is
+    ``default``."""
+    if value is None or (isinstance(value, (tuple, list)) and not value):
+        if default is None:
+            raise ValueError(f"no value for {count} axes")
+        return list(default)
+    values = [int(v) for v in value] if isinstance(value, (tuple, list)) else [int(value)]
+    return values * count if len(values) == 1 else values
+
+
+def max_pool3d_as_2d(kernel_size: Any, stride: Any, padding: Any, dilation: Any,
+                     ceil_mode: bool) -> tuple[dict[str, list[int]], dict[str, list[int]]]:
+    """A 3-D max pool's attributes as two 2-D max pools: over (H, W) of (N, C * D, H, W), then over D of
+    (N, C, D, Ho * Wo) with a window of width 1 along the second axis (the max of a 3-D window is the max over D
+    of its (H, W) windows' maxima)."""
+    kernel = per_axis(kernel_size, 3)
+    stride = per_axis(stride, 3, kernel)
+    padding, dilation = per_axis(padding, 3), per_axis(dilation, 3)
+    ceil = [int(bool(ceil_mode))]
+    planes = {"kernel": kernel[1:], "stride": stride[1:], "padding": padding[1:], "dilation": dilation[1:],
+              "ceil_mode": ceil}
+    depth = {"kernel": [kernel[0], 1], "stride": [stride[0], 1], "padding": [padding[0], 0],
+             "dilation": [dilation[0], 1], "ceil_mode": ceil}
+    return planes, depth

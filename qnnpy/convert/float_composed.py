@@ -14,7 +14,7 @@ import torch
 import torch.fx
 
 from qnnpy.convert.context import ConversionContext
-from qnnpy.convert.float_args import axis, bind, operands, rank_of, refuse
+from qnnpy.convert.float_args import axis, bind, max_pool3d_as_2d, operands, per_axis, rank_of, refuse
 from qnnpy.convert.torch_weight_reader import QuantizedWeight
 
 Converter = Callable[[ConversionContext, torch.fx.Node], int]
@@ -59,16 +59,6 @@ class _Steps:
                                        params={"value": array}, expected_shape=list(array.shape))
 
 
-def _triple(value: Any, default: list[int] | None = None) -> list[int]:
-    """An int or a list of one or three ints as (d, h, w); an empty list is ``default``."""
-    if isinstance(value, (tuple, list)):
-        if not value and default is not None:
-            return default
-        values = [int(v) for v in value]
-        return values * 3 if len(values) == 1 else values
-    return [int(value)] * 3
-
-
 def _pool3d(ctx: ConversionContext, node: torch.fx.Node, x: Any, op: str, ints_hw: dict[str, list[int]],
             ints_d: dict[str, list[int]]) -> int:
     """A 3-D pool of (N, C, D, H, W) as two 2-D pools: ``op`` over (H, W) of (N, C * D, H, W), then over D of
@@ -86,13 +76,8 @@ def _pool3d(ctx: ConversionContext, node: torch.fx.Node, x: Any, op: str, ints_h
 
 
 def _max_pool3d(ctx: ConversionContext, node: torch.fx.Node, args: dict[str, Any]) -> int:
-    kernel = _triple(args["kernel_size"])
-    stride = _triple(args["stride"], kernel)
-    padding, dilation = _triple(args["padding"]), _triple(args["dilation"])
-    ceil = [int(bool(args["ceil_mode"]))]
-    hw = {"kernel": kernel[1:], "stride": stride[1:], "padding": padding[1:], "dilation": dilation[1:], "ceil_mode": ceil}
-    depth = {"kernel": [kernel[0], 1], "stride": [stride[0], 1], "padding": [padding[0], 0],
-             "dilation": [dilation[0], 1], "ceil_mode": ceil}
+    hw, depth = max_pool3d_as_2d(args["kernel_size"], args["stride"], args["padding"], args["dilation"],
+                                 args["ceil_mode"])
     return _pool3d(ctx, node, args["self"], "float_max_pool2d", hw, depth)
 
 
@@ -109,9 +94,9 @@ def convert_avg_pool3d(ctx: ConversionContext, node: torch.fx.Node) -> int:
     its extent along each axis (with or without the padding) or by divisor_override; the first pool divides by the
     (H, W) part (by 1 under divisor_override), the second by the D part (by divisor_override)."""
     args = bind(node)
-    kernel = _triple(args["kernel_size"])
-    stride = _triple(args["stride"], kernel)
-    padding = _triple(args["padding"])
+    kernel = per_axis(args["kernel_size"], 3)
+    stride = per_axis(args["stride"], 3, kernel)
+    padding = per_axis(args["padding"], 3)
     common = {"ceil_mode": [int(bool(args["ceil_mode"]))], "count_include_pad": [int(bool(args["count_include_pad"]))]}
     override = int(args["divisor_override"] or 0)
     hw = {"kernel": kernel[1:], "stride": stride[1:], "padding": padding[1:], **common,
@@ -262,11 +247,6 @@ def convert_pdist(ctx: ConversionContext, node: torch.fx.Node) -> int:
     return _distances(s, left, right, [pairs, m], p)
 
 
-def _pair(value: Any) -> list[int]:
-    values = [int(v) for v in value] if isinstance(value, (tuple, list)) else [int(value)]
-    return values * 2 if len(values) == 1 else values
-
-
 def convert_col2im(ctx: ConversionContext, node: torch.fx.Node) -> int:
     """col2im(cols, output_size, kernel_size, dilation, padding, stride) (``F.fold``): each kernel offset's column
     block (N, C, Lh, Lw) spread out by the stride (``float_pad`` of each value to a stride-sized cell), placed at its
@@ -274,8 +254,8 @@ def convert_col2im(ctx: ConversionContext, node: torch.fx.Node) -> int:
     sums its values in the order aten/src/ATen/native/im2col.h does), then the padding cut off."""
     args = bind(node)
     cols = args["self"]
-    (h, w), (kh, kw) = _pair(args["output_size"]), _pair(args["kernel_size"])
-    (dh, dw), (ph, pw), (sh, sw) = _pair(args["dilation"]), _pair(args["padding"]), _pair(args["stride"])
+    (h, w), (kh, kw) = (per_axis(args[k], 2) for k in ("output_size", "kernel_size"))
+    (dh, dw), (ph, pw), (sh, sw) = (per_axis(args[k], 2) for k in ("dilation", "padding", "stride"))
     shape = list(ctx.example(cols).shape)
     n = shape[0] if len(shape) == 3 else 1
     c = shape[-2] // (kh * kw)
@@ -377,7 +357,7 @@ def conv3d_by_depth_taps(ctx: ConversionContext, node: torch.fx.Node, x: Any, we
     2-D convolution of input depth z * stride + t * dilation (of the depth-padded input) with the weight's tap t.
     Each tap is one ``float_conv2d`` of all output depths at once (the strided depth slice, depth moved next to
     the batch and merged with it); the taps are added in order, the bias on the first."""
-    stride, padding, dilation = (_triple(args[k]) for k in ("stride", "padding", "dilation"))
+    stride, padding, dilation = (per_axis(args[k], 3) for k in ("stride", "padding", "dilation"))
     n, c, d, h, w = ctx.example(x).shape
     _, o, do, ho, wo = ctx.example(node).shape
     taps = weight.data.shape[2]

@@ -26,6 +26,7 @@ from qnnpy.convert.context import ConversionContext
 from qnnpy.convert.dynamic_ops import DYNAMIC_CONVERTERS
 from qnnpy.convert.embedding_ops import EMBEDDING_CONVERTERS
 from qnnpy.convert.torchao_ops import TORCHAO_CONVERTERS
+from qnnpy.convert.float_args import max_pool3d_as_2d
 from qnnpy.convert.float_aten import FLOAT_ATEN, FLOAT_TUPLE_OUTPUTS
 from qnnpy.convert.float_movement import permutation
 from qnnpy.convert.op_form import AtenForm, OpForm
@@ -371,11 +372,6 @@ def convert_max_pool2d(ctx: ConversionContext, node: torch.fx.Node) -> int:
     return ctx.add(node, "max_pool2d", [node.args[0]], ints=ints)
 
 
-def _triple(v: Any) -> list[int]:
-    values = [int(x) for x in v] if isinstance(v, (tuple, list)) else [int(v)]
-    return values * 3 if len(values) == 1 else values
-
-
 def convert_max_pool3d(ctx: ConversionContext, node: torch.fx.Node) -> int:
     """``nn.MaxPool3d``, ``F.max_pool3d`` or ``torch.max_pool3d`` on a quantized (N, C, D, H, W) tensor: max_pool2d
     over (H, W) of (N, C * D, H, W), then over D of (N, C, D, Ho * Wo) with a window of width 1 along the second
@@ -385,29 +381,22 @@ def convert_max_pool3d(ctx: ConversionContext, node: torch.fx.Node) -> int:
         ctx, node, kernel_size=None, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False)
     if return_indices:
         raise ConversionError(f"{ctx.source(node)}: max_pool3d with return_indices=True is not supported")
-    kernel = _triple(kernel)
-    stride = _triple(stride if stride not in (None, [], ()) else kernel)
-    padding, dilation = _triple(padding), _triple(dilation)
+    hw, depth = max_pool3d_as_2d(kernel, stride, padding, dilation, ceil_mode)
     if ctx.example(node.args[0]).dim() != 5:
         raise ConversionError(f"{ctx.source(node)}: max_pool3d of an input without its batch axis is not supported")
     n, c, d, h, w = ctx.example(node.args[0]).shape
     _, _, do, ho, wo = ctx.example(node).shape
     where = ctx.source(node)
     qparams = {k: v for k, v in ctx.quantized_output(node).items() if k != "expected_shape"}
-    ceil = [int(bool(ceil_mode))]
 
     def step(op: str, x: int, suffix: str, shape: list[int], ints: dict[str, list[int]]) -> int:
         return ctx.graph.add_node(op, [x], where, f"{where}_{suffix}", ints=ints, floats={},
                                   **qparams, expected_shape=shape)
 
     planes = step("reshape", ctx.value(node.args[0], node), "planes", [n, c * d, h, w], {"shape": [n, c * d, h, w]})
-    pooled = step("max_pool2d", planes, "pool_hw", [n, c * d, ho, wo],
-                  {"kernel": kernel[1:], "stride": stride[1:], "padding": padding[1:], "dilation": dilation[1:],
-                   "ceil_mode": ceil})
+    pooled = step("max_pool2d", planes, "pool_hw", [n, c * d, ho, wo], hw)
     columns = step("reshape", pooled, "columns", [n, c, d, ho * wo], {"shape": [n, c, d, ho * wo]})
-    deep = step("max_pool2d", columns, "pool_d", [n, c, do, ho * wo],
-                {"kernel": [kernel[0], 1], "stride": [stride[0], 1], "padding": [padding[0], 0],
-                 "dilation": [dilation[0], 1], "ceil_mode": ceil})
+    deep = step("max_pool2d", columns, "pool_d", [n, c, do, ho * wo], depth)
     return ctx.graph.add_node("reshape", [deep], where, where, ints={"shape": [n, c, do, ho, wo]}, floats={},
                               **qparams, expected_shape=[n, c, do, ho, wo])
 
