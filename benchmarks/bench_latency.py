@@ -5,7 +5,8 @@ Run: .venv/bin/python -P benchmarks/bench_latency.py [--runs 15] [--threads 1 2]
 
 Contenders, per model (torchvision ResNet-18 and MobileNetV2, weights=None, 1x3x224x224) and thread count:
 qnnpy's runtime (fbgemm profile, its default kernels: amx, avx512vnni, ...; --also-isa adds another set), the
-TVM kernels form of the same module where TVM and the kernel library are installed, PyTorch eager under each
+TVM kernels form of the same module where TVM and the kernel library are installed, its TVM integer form (code
+TVM generates with qnnpy's schedule rules, for this CPU), PyTorch eager under each
 quantized engine the build has among fbgemm, onednn and x86 (each on a model quantized for it), and PT2E
 (X86InductorQuantizer) + torch.compile with freezing (benchmarks/pytorch_paths.py). All of one thread count run
 in one process, interleaved round by round; medians. The headline is qnnpy's runtime over the fastest PyTorch
@@ -136,8 +137,19 @@ def kernels_form(module: qnnpy.QDQModule, xn: np.ndarray, notes: list[str]) -> C
     return runner
 
 
+def integer_form(module: qnnpy.QDQModule, xn: np.ndarray) -> Callable[[np.ndarray], object]:
+    """The TVM integer form compiled by TVM itself with qnnpy's schedule rules for this CPU (fbgemm profile),
+    checked bit-identical to the runtime."""
+    from qnnpy import tvm_bridge
+    runner = tvm_bridge.build(module, form="integer", profile="fbgemm", target="host")
+    if not np.array_equal(runner(xn), module.run(xn, profile="fbgemm").dequantized):
+        raise AssertionError("the integer form and the runtime differ")
+    return runner
+
+
 def qnnpy_contenders(module: qnnpy.QDQModule, xn: np.ndarray, threads: int, isas: list[str],
-                     kernels: Callable | None) -> dict[str, tuple[Callable[[], None], Callable[[], object]]]:
+                     kernels: Callable | None, integer: Callable | None,
+                     ) -> dict[str, tuple[Callable[[], None], Callable[[], object]]]:
     def run(isa: str) -> Callable[[], object]:
         return lambda: module.run(xn, profile="fbgemm", threads=threads, isa=isa)
 
@@ -146,6 +158,9 @@ def qnnpy_contenders(module: qnnpy.QDQModule, xn: np.ndarray, threads: int, isas
     if kernels is not None:
         from qnnpy.tvm_bridge import kernel_form
         calls["qnnpy kernels form"] = (lambda: kernel_form.set_num_threads(threads), lambda: kernels(xn))
+    if integer is not None:
+        from qnnpy import tvm_bridge
+        calls["qnnpy TVM integer form"] = (lambda: tvm_bridge.set_num_threads(threads), lambda: integer(xn))
     return calls
 
 
@@ -193,11 +208,17 @@ def bench_model(model: str, runs: int, thread_counts: list[int], isas: list[str]
     start = time.perf_counter()
     kernels = kernels_form(module, xn, notes) if tvm else None
     build_s = time.perf_counter() - start
-    if not tvm:
-        notes.append("qnnpy kernels form: not run (--no-tvm)")
+    integer = None
+    if tvm:
+        start = time.perf_counter()
+        integer = integer_form(module, xn)
+        notes.append(f"{MODELS[model]}: qnnpy TVM integer form (TVM's own code, qnnpy's schedule rules, target host) "
+                     f"built in {time.perf_counter() - start:.1f} s")
+    else:
+        notes.append("qnnpy kernels and integer forms: not run (--no-tvm)")
     result = {}
     for threads in thread_counts:
-        contenders = qnnpy_contenders(module, xn, threads, isas, kernels)
+        contenders = qnnpy_contenders(module, xn, threads, isas, kernels, integer)
         for p in paths.contenders(threads):
             contenders[p.name] = (lambda p=p: p.setup(threads), p.call)
         print(f"[bench] {MODELS[model]}, {threads} thread(s): {', '.join(contenders)}", flush=True)
@@ -225,7 +246,7 @@ def main() -> None:
     parser.add_argument("--also-isa", action="append", default=[],
                         help="time qnnpy's runtime on this kernel set too (e.g. avx512vnni next to amx)")
     parser.add_argument("--no-pt2e", action="store_true", help="leave out PT2E + torch.compile")
-    parser.add_argument("--no-tvm", action="store_true", help="leave out the TVM kernels form")
+    parser.add_argument("--no-tvm", action="store_true", help="leave out the TVM kernels and integer forms")
     save = parser.add_mutually_exclusive_group()
     save.add_argument("--save", action="store_true",
                       help="write benchmarks/results/<cpu>.json and this CPU's section of benchmarks/RESULTS.md")

@@ -215,7 +215,7 @@ def run_compare(args: argparse.Namespace) -> int:
         report = compare(engine_model, module, inputs, profiles=profiles)
         lines = _report_lines(report, None if required == "none" else required)
         if use_tvm:
-            progress("compiling with TVM (llvm) and running")
+            progress("compiling with TVM (for this CPU) and running")
             lines.append(compare_tvm(engine_model, module, inputs).summary())
     print("\n".join(lines))
     if required != "none" and not report.all_identical(required):
@@ -380,8 +380,9 @@ def add_build_command(commands: argparse._SubParsersAction, common: argparse.Arg
             "Form kernels: every node calls qnnpy's integer kernels (bit-exact with the runtime under the same "
             "profile). The library links qnnpy's kernel library by absolute path: keep qnnpy installed where it "
             "is, or copy both libraries and set LD_LIBRARY_PATH. Form integer: pure integer Relax, also "
-            "bit-exact with the runtime, for any TVM target, no qnnpy library needed at run time (slower: TVM "
-            "has no tuned CPU schedules). Form qdq: the float QDQ module as written."),
+            "bit-exact with the runtime, for any TVM target, no qnnpy library needed at run time: TVM's own code, "
+            "with qnnpy's schedule rules (its int8 convs tensorized with VNNI where the target has AVX-512 VNNI; "
+            "see docs/tvm.md). Form qdq: the float QDQ module as written."),
         epilog=exit_codes(
             (EXIT_OK, "the library was written"),
             (EXIT_CONVERSION, "conversion or compile error, or --form kernels without qnnpy's kernel library"),
@@ -401,7 +402,9 @@ def add_build_command(commands: argparse._SubParsersAction, common: argparse.Arg
     build.add_argument("--profile", choices=PROFILES,
                        help="arithmetic profile: " + ", ".join(PROFILES) + " (default: the profile that "
                             "reproduces the engine PyTorch uses here on this CPU)")
-    build.add_argument("--target", default="llvm", help="TVM target (default: %(default)s)")
+    build.add_argument("--target", default="host",
+                       help="TVM target: host (LLVM for this CPU), llvm (a generic x86-64) or a target string such "
+                            "as 'llvm -mcpu=znver4' (default: %(default)s)")
     build.set_defaults(run=run_build)
 
 

@@ -312,7 +312,7 @@ def compare_tvm(
 
     ``module`` must be the conversion of ``model``: it is checked by converting ``model`` again
     (a ``ValueError`` otherwise, as :func:`compare` does). ``runner`` is the compiled module,
-    ``qnnpy.tvm_bridge.build(module, ...)``; when not given, it is built for llvm in the default
+    ``qnnpy.tvm_bridge.build(module, ...)``; when not given, it is built for this CPU in the default
     form with the profile that equals the current engine (bit-exact with PyTorch where the
     runtime is). The float ``"qdq"`` form computes in float32, so values next to a rounding tie
     may land a step apart. A float output (a PT2E model's float head) is compared value by value: how many

@@ -38,7 +38,7 @@ def main(argv: list[str] | None = None) -> int:
     print(module.summary())
     out = module.save(Path(args.out))
     form = tvm_bridge.default_form()
-    t = _step(f"  wrote {out}/graph.qnnpy and module.py; compiling with TVM for llvm ({form} form, "
+    t = _step(f"  wrote {out}/graph.qnnpy and module.py; compiling with TVM for this CPU ({form} form, "
               "profile fbgemm: the arithmetic of PyTorch's fbgemm engine)")
     runner = tvm_bridge.build(module, form=form, profile="fbgemm")
     _step(f"  compiled in {time.perf_counter() - t:.1f}s; running {len(inputs)} inputs in TVM and PyTorch")

@@ -14,6 +14,7 @@ from qnnpy.optional_tvm import tvm_module
 from qnnpy.profiles import resolve_profile
 from qnnpy.tvm_bridge import kernel_form
 from qnnpy.tvm_bridge.lowering import lower_integer
+from qnnpy.tvm_bridge.schedules import scheduled_pipeline
 from qnnpy.tvm_bridge.target import to_target
 
 if TYPE_CHECKING:
@@ -23,6 +24,13 @@ if TYPE_CHECKING:
 # kernels (kernel_form), "integer" is lower_integer's pure integer Relax, "qdq"
 # the canonical module as written (float execution).
 FORMS = ("kernels", "integer", "qdq")
+
+
+def set_num_threads(threads: int) -> None:
+    """Worker threads of TVM's thread pool in this process: the parallel loops of the integer and qdq forms
+    built with the schedule rules (the kernels form's calls take ``kernel_form.set_num_threads``)."""
+    tvm = tvm_module()
+    tvm.get_global_func("runtime.config_threadpool")(1, int(threads))
 
 
 def default_form() -> str:
@@ -39,10 +47,10 @@ def _warn_no_kernel_library() -> None:
     """Once per process: the default form fell back to the slow integer form."""
     warnings.warn(
         "qnnpy was installed without its TVM kernel library (libqnnpy_tvm_kernels.so), so "
-        "tvm_bridge.build uses the 'integer' form: untuned TVM loops, about 100 times slower than the "
-        "'kernels' form (ResNet-18: 0.8 s instead of 8 ms per inference). Fix: reinstall qnnpy with "
-        "pip install '.[tvm]' (its build needs apache-tvm-ffi). Pass form='integer' to choose that form "
-        "without this warning.", UserWarning, stacklevel=3)
+        "tvm_bridge.build uses the 'integer' form: code TVM generates with qnnpy's schedule rules, slower than the "
+        "'kernels' form (ResNet-18 on a CPU with AVX-512 VNNI: about 3 times; on other targets much more: "
+        "benchmarks/RESULTS.md). Fix: reinstall qnnpy with pip install '.[tvm]' (its build needs "
+        "apache-tvm-ffi). Pass form='integer' to choose that form without this warning.", UserWarning, stacklevel=3)
 
 
 def _check_batch(module: "QDQModule", form: str) -> None:
@@ -78,16 +86,24 @@ def relax_module(module: "QDQModule", form: str = "qdq", profile: str | None = N
 
 
 class TVMRunner:
-    """A QDQ module compiled by TVM, called with its inputs (float, or integer indices); the params are bound once."""
+    """A QDQ module compiled by TVM, called with its inputs (float, or integer indices); the params are bound once.
 
-    def __init__(self, module: "QDQModule", target: Any = "llvm", form: str = "qdq", profile: str | None = None,
-                 bind_params: bool = False):
+    ``rules``: compile with qnnpy's schedule rules (:mod:`qnnpy.tvm_bridge.schedules`): the integer
+    form's int8 convs as packed GEMMs (the weights packed at build time, so the params are bound),
+    tensorized with VNNI where the target has it, every other function parallel and vectorized.
+    ``False``: TVM's default CPU pipeline (plain loops)."""
+
+    def __init__(self, module: "QDQModule", target: Any = "host", form: str = "qdq", profile: str | None = None,
+                 bind_params: bool = False, rules: bool = True):
         tvm = tvm_module()
         from tvm import relax
 
         self.form, self.profile = form, resolve_profile(profile)
+        bind_params = bind_params or (rules and form == "integer")
         self.relax_module = relax_module(module, form, self.profile, bind_params)
-        self.executable = tvm.compile(self.relax_module, target=to_target(target))
+        target = to_target(target)
+        pipeline = scheduled_pipeline(target) if rules else "default"
+        self.executable = tvm.compile(self.relax_module, target=target, relax_pipeline=pipeline)
         self._device = tvm.cpu()
         self._vm = relax.VirtualMachine(self.executable, self._device)
         params = {} if bind_params else module.params
@@ -116,22 +132,24 @@ class TVMRunner:
         return Path(path)
 
 
-def build(module: "QDQModule", form: str | None = None, profile: str | None = None, target: Any = "llvm",
-          bind_params: bool = False) -> "TVMRunner | kernel_form.KernelRunner":
+def build(module: "QDQModule", form: str | None = None, profile: str | None = None, target: Any = "host",
+          bind_params: bool = False, rules: bool = True) -> "TVMRunner | kernel_form.KernelRunner":
     """Compile a QDQModule with TVM and return a callable runner (``runner(x) -> numpy``).
 
     ``form``: ``"kernels"`` (every node calls qnnpy's own integer kernels; bit for bit
     ``module.run(x, profile=profile)``, at about its speed), ``"integer"`` (pure integer
-    Relax from ``lower_integer``: bit for bit the same, portable to any target, untuned),
+    Relax from ``lower_integer``, compiled by TVM itself for any target: bit for bit the same;
+    with ``rules``, its convs run as VNNI-tensorized GEMMs on targets with AVX-512 VNNI),
     ``"qdq"`` (the canonical module as written, executed in float32: within a few LSB).
     ``None`` takes :func:`default_form` (warning once when that is ``"integer"`` because the
     kernel library is missing), or ``"qdq"`` for a module with a dynamic batch (the only form
     that takes any batch size; the others refuse such a module).
     ``profile``: default :func:`qnnpy.profiles.default_profile`, the one that equals the engine
-    PyTorch uses here. ``target``: a target string, options allowed (``"llvm -mcpu=znver4"``),
-    TVM's dict form or a ``tvm.target.Target``.
+    PyTorch uses here. ``target``: ``"host"`` (LLVM for this CPU), a target string, options
+    allowed (``"llvm -mcpu=znver4"``), TVM's dict form or a ``tvm.target.Target``.
     ``bind_params``: compile the params in as constants (the runner then takes the inputs
-    only; the kernels form always carries them in its node specs).
+    only; the kernels form always carries them in its node specs; the integer form with
+    ``rules`` always binds them). ``rules``: see :class:`TVMRunner` (the qdq and integer forms).
     """
     if form is None:
         form = "qdq" if module.dynamic_batch else default_form()
@@ -142,4 +160,4 @@ def build(module: "QDQModule", form: str | None = None, profile: str | None = No
     _check_batch(module, form)
     if form == "kernels":
         return kernel_form.build(module, profile=profile, target=to_target(target))
-    return TVMRunner(module, target, form, profile, bind_params)
+    return TVMRunner(module, target, form, profile, bind_params, rules)

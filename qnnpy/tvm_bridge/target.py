@@ -1,7 +1,9 @@
 """Targets for tvm.compile: strings with options, dicts and tvm.target.Target.
 
 TVM 0.27 rejects option strings such as ``"llvm -mcpu=znver4"``: it wants the dict
-form ``{"kind": "llvm", "mcpu": "znver4"}``. ``to_target`` converts.
+form ``{"kind": "llvm", "mcpu": "znver4"}``. ``to_target`` converts. ``"host"`` is
+LLVM for the CPU this process runs on (plain ``"llvm"`` is a generic x86-64 without
+AVX2 or VNNI, which the integer form's schedules need to be fast).
 """
 from __future__ import annotations
 
@@ -30,11 +32,22 @@ def target_dict(text: str) -> dict[str, Any]:
     return spec
 
 
+def host_cpu() -> str:
+    """LLVM's name of this CPU (``"znver4"``, ``"sapphirerapids"``)."""
+    tvm_module()
+    from tvm.target import codegen
+
+    return str(codegen.llvm_get_system_cpu())
+
+
 def to_target(target: "str | dict[str, Any] | Any") -> Any:
-    """A ``tvm.target.Target`` from a target string (options allowed), a dict or a Target."""
+    """A ``tvm.target.Target`` from a target string (options allowed; ``"host"`` is
+    ``llvm -mcpu=<this CPU>``), a dict or a Target."""
     tvm = tvm_module()
     if isinstance(target, tvm.target.Target):
         return target
+    if target == "host":
+        return tvm.target.Target({"kind": "llvm", "mcpu": host_cpu()})
     if isinstance(target, str):
         return tvm.target.Target(target_dict(target))
     if isinstance(target, dict):

@@ -1,0 +1,133 @@
+"""The integer conv2d as TVM tensor expressions: pack the input, gather its columns, one int8 GEMM.
+
+    acc[n, f, oy, ox] = sum_k (x[n, k] - z_x) w[f, k]
+                      = sum_k x'[n, k] w[f, k] - z_x' colsum[f]      (x' = x + 128, z_x' = z_x + 128 for int8 x)
+
+so the GEMM multiplies unsigned activation bytes by signed weight bytes, as ``vpdpbusd``
+does, and the zero point becomes one per-channel constant. The reduction index k runs over
+(ky, kx, c4, j) with the input channel c = 4 c4 + j, so the four bytes one instruction step
+reads are four channels of one input pixel (``pack_input`` puts them side by side). Padded
+positions hold z_x', whose centred value is 0; padded channels have zero weights.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from tvm import te, tirx
+
+PIXEL_BLOCK = 64  # the pixels one GEMM tile computes: 4 vectors of 16 (rules.py)
+
+
+def _ceil(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def pack_input(x: te.Tensor, zero_point: int, padding: tuple[int, int, int, int], width: int) -> te.Tensor:
+    """x (N, C, H, W) int8/uint8 -> (N, ceil(C/4), H + pads, width, 4) uint8 holding x', padded with z_x'
+    (``width`` >= W + pads: the implicit GEMM reads whole 16-pixel vectors past the right edge)."""
+    n, c, h, w = (int(d) for d in x.shape)
+    top, left, bottom, right = padding
+    shift = 128 if x.dtype == "int8" else 0
+    fill = tirx.const(zero_point + shift, "uint8")
+
+    def value(b: Any, c4: Any, y: Any, xx: Any, j: Any) -> Any:
+        ch, iy, ix = c4 * 4 + j, y - top, xx - left
+        inside = tirx.all(ch < c, iy >= 0, iy < h, ix >= 0, ix < w)
+        v = x[b, ch, iy, ix]
+        byte = (v.astype("int32") + shift).astype("uint8") if shift else v
+        return tirx.if_then_else(inside, byte, fill)
+
+    return te.compute((n, _ceil(c, 4), h + top + bottom, width, 4), value, name="packed_input")
+
+
+def pointwise_columns(x: te.Tensor, zero_point: int) -> te.Tensor:
+    """The columns of a 1x1, stride-1, unpadded conv straight from x: (N, ceil(C/4), H*W padded to PIXEL_BLOCK, 4)."""
+    n, c, h, w = (int(d) for d in x.shape)
+    shift = 128 if x.dtype == "int8" else 0
+    fill = tirx.const(zero_point + shift, "uint8")
+    pixels = h * w
+
+    def value(b: Any, c4: Any, p: Any, j: Any) -> Any:
+        ch = c4 * 4 + j
+        v = x[b, ch, p // w, p % w]
+        byte = (v.astype("int32") + shift).astype("uint8") if shift else v
+        return tirx.if_then_else(tirx.all(ch < c, p < pixels), byte, fill)
+
+    return te.compute((n, _ceil(c, 4), _ceil(pixels, PIXEL_BLOCK) * PIXEL_BLOCK, 4), value, name="columns")
+
+
+def columns(packed: te.Tensor, kernel: tuple[int, int], strides: tuple[int, int], dilation: tuple[int, int],
+            out_hw: tuple[int, int]) -> te.Tensor:
+    """The GEMM's left operand (N, KH*KW*C4, P padded to PIXEL_BLOCK, 4) from the packed input; the padded
+    pixels repeat the last one (their sums are sliced away)."""
+    n, c4, _, _, _ = (int(d) for d in packed.shape)
+    kh, kw = kernel
+    oh, ow = out_hw
+    pixels = oh * ow
+
+    def value(b: Any, k4: Any, p: Any, j: Any) -> Any:
+        tap, c = k4 // c4, k4 % c4
+        p = tirx.min(p, pixels - 1)
+        oy, ox = p // ow, p % ow
+        return packed[b, c, oy * strides[0] + (tap // kw) * dilation[0], ox * strides[1] + (tap % kw) * dilation[1], j]
+
+    return te.compute((n, kh * kw * c4, _ceil(pixels, PIXEL_BLOCK) * PIXEL_BLOCK, 4), value, name="columns")
+
+
+def implicit_gemm(packed: te.Tensor, weight: te.Tensor, kernel: tuple[int, int], dilation: tuple[int, int],
+                  out_rows: int, out_width: int) -> te.Tensor:
+    """A stride-1 conv read straight from the packed input: acc[n, f, oy, ox] = sum over (ky, kx, c4, j) of
+    packed[n, c4, oy + ky*dy, ox + kx*dx, j] * weight[f, (ky*KW + kx)*C4 + c4, j]; ``out_width`` is the output
+    width rounded up to 16 (the columns past the output's are sliced away)."""
+    n, c4, _, _, _ = (int(d) for d in packed.shape)
+    kh, kw = kernel
+    channels = int(weight.shape[0])
+    ry, rx = te.reduce_axis((0, kh), "ky"), te.reduce_axis((0, kw), "kx")
+    rc, rj = te.reduce_axis((0, c4), "c4"), te.reduce_axis((0, 4), "j")
+    return te.compute((n, channels, out_rows, out_width), lambda b, f, oy, ox: te.sum(
+        packed[b, rc, oy + ry * dilation[0], ox + rx * dilation[1], rj].astype("int32")
+        * weight[f, (ry * kw + rx) * c4 + rc, rj].astype("int32"), axis=[ry, rx, rc, rj]), name="int8_gemm")
+
+
+def gemm(cols: te.Tensor, weight: te.Tensor) -> te.Tensor:
+    """acc[n, f, p] = sum_{k4, j} cols[n, k4, p, j] * weight[f, k4, j] in int32 (weight: (F, K4, 4) int8)."""
+    n, k4, pixels, _ = (int(d) for d in cols.shape)
+    channels = int(weight.shape[0])
+    rk = te.reduce_axis((0, k4), "k4")
+    rj = te.reduce_axis((0, 4), "j")
+    return te.compute((n, channels, pixels), lambda b, f, p: te.sum(
+        cols[b, rk, p, rj].astype("int32") * weight[f, rk, rj].astype("int32"), axis=[rk, rj]), name="int8_gemm")
+
+
+def pad_centered(x: te.Tensor, zero_point: int, padding: tuple[int, int, int, int], width: int,
+                 phases: int) -> te.Tensor:
+    """x - z_x as int16 with 0 in the padding, its columns split by ``phases`` (the conv's horizontal stride):
+    (N, C, H + pads, phases, ceil(width / phases)), padded column q*phases + r at [..., r, q]. A strided
+    depthwise conv then reads 16 consecutive outputs' inputs from one contiguous row of one phase."""
+    n, c, h, w = (int(d) for d in x.shape)
+    top, left, bottom, _ = padding
+
+    def value(b: Any, ch: Any, y: Any, phase: Any, q: Any) -> Any:
+        iy, ix = y - top, q * phases + phase - left
+        inside = tirx.all(iy >= 0, iy < h, ix >= 0, ix < w)
+        return tirx.if_then_else(inside, x[b, ch, iy, ix].astype("int16") - tirx.const(zero_point, "int16"),
+                                 tirx.const(0, "int16"))
+
+    return te.compute((n, c, h + top + bottom, phases, _ceil(width, phases)), value, name="centered_input")
+
+
+def depthwise(padded: te.Tensor, weight: te.Tensor, strides: tuple[int, int], dilation: tuple[int, int],
+              out_rows: int, out_width: int) -> te.Tensor:
+    """acc[n, c, oy, ox] = sum over (ky, kx) of x_centered[n, c, oy*sy + ky*dy, ox*sx + kx*dx] * weight[c, ky, kx]
+    in int32, read from pad_centered's phases (weight (C, KH, KW) int8); ``out_width`` rounded up to 16 as in
+    implicit_gemm."""
+    n, c, _, phases, _ = (int(d) for d in padded.shape)
+    _, kh, kw = (int(d) for d in weight.shape)
+    ry, rx = te.reduce_axis((0, kh), "ky"), te.reduce_axis((0, kw), "kx")
+
+    def value(b: Any, ch: Any, oy: Any, ox: Any) -> Any:
+        tap = rx * dilation[1]
+        column = padded[b, ch, oy * strides[0] + ry * dilation[0], tap % phases, ox + tap // phases]
+        return te.sum(column.astype("int32") * weight[ch, ry, rx].astype("int32"), axis=[ry, rx])
+
+    return te.compute((n, c, out_rows, out_width), value, name="depthwise")

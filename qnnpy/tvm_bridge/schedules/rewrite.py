@@ -1,0 +1,130 @@
+"""A Relax pass over the integer form: each int8 conv2d becomes the GEMM of conv_gemm.py.
+
+``lower_integer`` writes a conv layer as ``R.nn.conv2d(x - z_x widened to int16, w)`` with int32
+accumulation: portable, and left by TVM's CPU pipeline as plain loops. Where the weight is a
+constant (the params bound into the module) and the conv is NCHW/OIHW with one group, this pass
+writes it as packed input -> columns -> ``int8_gemm`` (weights packed here, once) minus
+z_x' colsum[f], which yields the same int32 sums; ``rules.Int8Gemm`` schedules the GEMM.
+A depthwise conv (one group per channel) becomes ``conv_gemm.depthwise`` over the centred, padded input,
+scheduled by ``rules.Depthwise``; other grouped convs keep TVM's conv2d.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import tvm
+from tvm import relax
+from tvm.relax import op as R
+
+from qnnpy.tvm_bridge.schedules import conv_gemm, intrinsics
+
+GEMM_ATTR = "qnnpy.int8_gemm"
+COLUMNS_ATTR = "qnnpy.columns"
+DEPTHWISE_ATTR = "qnnpy.depthwise"
+# relax's OpPatternKind kOpaque: FuseOps leaves the columns and the GEMM alone (fused into their consumer the
+# gather would recompute the previous layer's epilogue KH*KW times); the epilogue fuses after the GEMM.
+_OPAQUE = 8
+
+
+def _centered_input(mutator: Any, data: Any) -> tuple[Any, int] | None:
+    """(x, z_x) when ``data`` is lower_integer's ``subtract(astype(x, "int16"), z_x)`` of an 8-bit x."""
+    sub = mutator.lookup_binding(data) if isinstance(data, relax.Var) else data
+    if not isinstance(sub, relax.Call) or sub.op != tvm.ir.Op.get("relax.subtract"):
+        return None
+    cast = mutator.lookup_binding(sub.args[0]) if isinstance(sub.args[0], relax.Var) else sub.args[0]
+    zero = sub.args[1]
+    if (not isinstance(cast, relax.Call) or cast.op != tvm.ir.Op.get("relax.astype")
+            or not isinstance(zero, tvm.ir.expr.Constant) or zero.value.numpy().size != 1):
+        return None
+    x = cast.args[0]
+    if str(x.ty.dtype) not in ("int8", "uint8") or str(cast.attrs.dtype) != "int16":
+        return None
+    return x, int(zero.value.numpy().reshape(()))
+
+
+def _padded_width(width: int) -> int:
+    """The output width rounded up to whole vectors (the implicit GEMM is used where that adds at most 1/7: 56 -> 64, 14 -> 16, not 7 -> 16)."""
+    return -(-width // intrinsics.LANES) * intrinsics.LANES
+
+
+def _packed_weight(w: np.ndarray) -> np.ndarray:
+    """(F, C, KH, KW) -> (F, KH*KW*ceil(C/4), 4): k = ((ky*KW + kx)*C4 + c4)*4 + j, c = 4*c4 + j, zero padded."""
+    f, c, kh, kw = w.shape
+    c4 = -(-c // 4)
+    padded = np.zeros((f, c4 * 4, kh, kw), np.int8)
+    padded[:, :c] = w
+    return np.ascontiguousarray(padded.transpose(0, 2, 3, 1).reshape(f, kh * kw * c4, 4))
+
+
+@relax.expr_functor.mutator
+class _ConvToGemm(relax.PyExprMutator):
+    def visit_call_(self, call: Any) -> Any:
+        call = super().visit_call_(call)
+        if call.op != tvm.ir.Op.get("relax.nn.conv2d"):
+            return call
+        attrs = call.attrs
+        if (str(attrs.data_layout) != "NCHW" or str(attrs.kernel_layout) != "OIHW"
+                or str(attrs.out_dtype) != "int32" or not isinstance(call.args[1], tvm.ir.expr.Constant)):
+            return call
+        centered = _centered_input(self, call.args[0])
+        if centered is None:
+            return call
+        x, zero_point = centered
+        w = call.args[1].value.numpy()
+        n, c, h, width = (int(d) for d in x.ty.shape)
+        f, _, kh, kw = w.shape
+        groups = int(attrs.groups)
+        if w.dtype != np.int8 or groups not in (1, c) or (groups == c and f != c):
+            return call
+        strides = tuple(int(s) for s in attrs.strides)
+        dilation = tuple(int(d) for d in attrs.dilation)
+        padding = tuple(int(p) for p in attrs.padding)
+        oh = (h + padding[0] + padding[2] - dilation[0] * (kh - 1) - 1) // strides[0] + 1
+        ow = (width + padding[1] + padding[3] - dilation[1] * (kw - 1) - 1) // strides[1] + 1
+        bb = self.builder_
+        if groups == c and c > 1:
+            out_width = _padded_width(ow)
+            span = max(width + padding[1] + padding[3], (out_width - 1) * strides[1] + dilation[1] * (kw - 1) + 1)
+            padded = bb.emit_te(conv_gemm.pad_centered, x, zero_point, padding, span, strides[1],
+                                primfunc_name_hint="centered_input")
+            acc = bb.emit_te(conv_gemm.depthwise, padded, relax.const(np.ascontiguousarray(w[:, 0])), strides,
+                             dilation, oh, out_width, primfunc_name_hint="depthwise",
+                             primfunc_attrs={DEPTHWISE_ATTR: 1, "op_pattern": _OPAQUE})
+            return R.strided_slice(acc, axes=[3], begin=[0], end=[ow])
+        shifted_zero = zero_point + (128 if str(x.ty.dtype) == "int8" else 0)
+        weight = relax.const(_packed_weight(w))
+        gemm_attrs = {GEMM_ATTR: 1, "op_pattern": _OPAQUE}
+        if (kh, kw, *strides, *padding) == (1, 1, 1, 1, 0, 0, 0, 0):
+            cols = bb.emit_te(conv_gemm.pointwise_columns, x, zero_point, primfunc_name_hint="pointwise_columns")
+            acc = bb.emit_te(conv_gemm.gemm, cols, weight, primfunc_name_hint="int8_gemm", primfunc_attrs=gemm_attrs)
+            acc = R.reshape(R.strided_slice(acc, axes=[2], begin=[0], end=[oh * ow]), (n, f, oh, ow))
+        elif strides == (1, 1) and _padded_width(ow) * 7 <= ow * 8:
+            out_width = _padded_width(ow)
+            packed = bb.emit_te(conv_gemm.pack_input, x, zero_point, padding, out_width + dilation[1] * (kw - 1),
+                                primfunc_name_hint="pack_input")
+            acc = bb.emit_te(conv_gemm.implicit_gemm, packed, weight, (kh, kw), dilation, oh, out_width,
+                             primfunc_name_hint="int8_gemm", primfunc_attrs=gemm_attrs)
+            acc = R.strided_slice(acc, axes=[3], begin=[0], end=[ow])
+        else:
+            packed = bb.emit_te(conv_gemm.pack_input, x, zero_point, padding, width + padding[1] + padding[3],
+                                primfunc_name_hint="pack_input")
+            cols = bb.emit_te(conv_gemm.columns, packed, (kh, kw), strides, dilation, (oh, ow),
+                              primfunc_name_hint="columns", primfunc_attrs={COLUMNS_ATTR: 1, "op_pattern": _OPAQUE})
+            acc = bb.emit_te(conv_gemm.gemm, cols, weight, primfunc_name_hint="int8_gemm", primfunc_attrs=gemm_attrs)
+            acc = R.reshape(R.strided_slice(acc, axes=[2], begin=[0], end=[oh * ow]), (n, f, oh, ow))
+        acc = bb.emit(acc)
+        correction = (w.astype(np.int64).sum(axis=(1, 2, 3)) * shifted_zero).astype(np.int32).reshape(1, f, 1, 1)
+        return R.subtract(acc, relax.const(correction))
+
+
+@tvm.transform.module_pass(opt_level=0, name="qnnpy.ConvToGemm")
+class ConvToGemm:
+    """Rewrite the integer form's int8 conv2d layers as packed GEMMs (see the module docstring)."""
+
+    def transform_module(self, mod: Any, _ctx: Any) -> Any:
+        mutator = _ConvToGemm(mod)
+        for gv, func in mod.functions_items():
+            if isinstance(func, relax.Function):
+                mutator.builder_.update_func(gv, mutator.visit_expr(func))
+        return mutator.builder_.get()

@@ -1,0 +1,162 @@
+"""dlight-style schedule rules for the integer form on CPUs (``ApplyDefaultSchedule`` applies them).
+
+``Int8Gemm`` schedules rewrite.py's GEMMs (conv_gemm.gemm, conv_gemm.implicit_gemm): per parallel
+task a tile of 16 vectors of int32 sums (4 vectors of 16 pixels x 4 output channels, or 1 x 16 where
+a row has one vector) accumulated in place in the output, the reduction outside the tile, the 16-pixel x 4-byte step tensorized with ``vpdpbusd``
+where the target has AVX-512 VNNI (intrinsics.py), else vectorized over 16 int32 lanes.
+``LoopNest`` takes every other function: producers inlined into their consumers, the
+spatial loops fused and run on TVM's thread pool, the innermost 16 elements vectorized
+when they divide the loop.
+"""
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from tvm import s_tir, tirx
+from tvm.s_tir.dlight.analysis import normalize_prim_func
+from tvm.s_tir.dlight.cpu.base import CPUScheduleRule
+
+from qnnpy.tvm_bridge.schedules.conv_gemm import PIXEL_BLOCK
+from qnnpy.tvm_bridge.schedules.intrinsics import LANES, vnni_intrinsic
+from qnnpy.tvm_bridge.schedules.rewrite import COLUMNS_ATTR, DEPTHWISE_ATTR, GEMM_ATTR
+
+ACCUMULATORS = 16  # vectors of int32 sums per task: enough independent vpdpbusd chains to hide its latency
+VECTOR = 16
+
+
+def _loads(block: Any, buffer: Any) -> int:
+    """How often ``block`` reads ``buffer``, counted in its printed body (the Python API has no TIR visitor; a
+    miscount only keeps a block from being inlined)."""
+    return len(re.findall(rf"(?<![\w.]){re.escape(str(buffer.name))}\[", block.body.script()))
+
+
+def _inline_single_reads(sch: s_tir.Schedule, blocks: list[Any]) -> list[Any]:
+    """Inline each injective block whose result one consumer reads once; the others keep their own loops
+    (inlining a value read several times copies its expression into each read: the fixed-point
+    requantization's chain then grows to thousands of nodes and takes minutes to compile)."""
+    kept = []
+    for info in blocks:
+        block = sch.get(info.block_rv)
+        consumers = sch.get_consumers(info.block_rv)
+        if (info.is_injective() and len(block.writes) == 1 and len(consumers) == 1
+                and _loads(sch.get(consumers[0]), block.writes[0].source) == 1):
+            try:
+                sch.compute_inline(info.block_rv)
+                continue
+            except s_tir.ScheduleError:
+                pass
+        kept.append(info)
+    return kept
+
+
+class Int8Gemm(CPUScheduleRule):
+    """The packed int8 GEMM of conv_gemm.gemm (functions carrying rewrite.GEMM_ATTR)."""
+
+    def apply(self, func: tirx.PrimFunc, target: Any, _tunable: bool) -> s_tir.Schedule | None:
+        if not self.is_target_available(target) or func.attrs is None or GEMM_ATTR not in func.attrs:
+            return None
+        sch = s_tir.Schedule(func)
+        block = sch.get_sblock("int8_gemm")
+        loops = sch.get_loops(block)
+        spatial = sum(1 for v in sch.get(block).iter_vars if v.iter_type == tirx.IterVar.DataPar)
+        n, f, *rows, p = loops[:spatial]
+        *reductions, j = loops[spatial:]
+        vectors = int(sch.get(p).extent) // LANES
+        p_block = next(b for b in (PIXEL_BLOCK // LANES, 2, 1) if vectors % b == 0)
+        channels = int(sch.get(f).extent)
+        f_block = next(b for b in (ACCUMULATORS // p_block, 8, 4, 2, 1) if channels % b == 0)
+        f_out, f_in = sch.split(f, [None, f_block])
+        p_out, p_mid, p_in = sch.split(p, [None, p_block, LANES])
+        sch.reorder(n, f_out, *rows, p_out, *reductions, f_in, p_mid, p_in, j)
+        task = sch.fuse(n, f_out, *rows, p_out)
+        sch.parallel(task)
+        sch.unroll(f_in)
+        sch.unroll(p_mid)
+        intrinsic = vnni_intrinsic(target)
+        if intrinsic is None:  # 16 int32 lanes: widen, multiply, add
+            sch.reorder(j, p_in)
+            sch.unroll(j)
+            sch.vectorize(p_in)
+        init = sch.decompose_reduction(block, reductions[0])
+        if intrinsic is not None:
+            sch.tensorize(p_in, intrinsic)
+        sch.vectorize(sch.get_loops(init)[-1])
+        return sch
+
+
+class Columns(CPUScheduleRule):
+    """conv_gemm.columns: one parallel task per (image, k4) row, whose tap and channel block are then fixed;
+    the four bytes of a pixel copied as one vector."""
+
+    def apply(self, func: tirx.PrimFunc, target: Any, _tunable: bool) -> s_tir.Schedule | None:
+        if not self.is_target_available(target) or func.attrs is None or COLUMNS_ATTR not in func.attrs:
+            return None
+        sch = s_tir.Schedule(func)
+        n, k4, _, j = sch.get_loops(sch.get_sblock("columns"))
+        sch.parallel(sch.fuse(n, k4))
+        sch.vectorize(j)
+        return sch
+
+
+class Depthwise(CPUScheduleRule):
+    """conv_gemm.depthwise: per task up to 4 vectors of 16 int32 sums of one output row of one channel,
+    the kernel taps outside them."""
+
+    def apply(self, func: tirx.PrimFunc, target: Any, _tunable: bool) -> s_tir.Schedule | None:
+        if not self.is_target_available(target) or func.attrs is None or DEPTHWISE_ATTR not in func.attrs:
+            return None
+        sch = s_tir.Schedule(func)
+        block = sch.get_sblock("depthwise")
+        n, c, oy, ox, ky, kx = sch.get_loops(block)
+        vectors = int(sch.get(ox).extent) // LANES
+        per_task = next(b for b in (4, 2, 1) if vectors % b == 0)
+        ox_out, ox_mid, ox_in = sch.split(ox, [None, per_task, LANES])
+        sch.reorder(n, c, oy, ox_out, ky, kx, ox_mid, ox_in)
+        task = sch.fuse(n, c, oy, ox_out)
+        sch.parallel(task)
+        sch.unroll(ox_mid)
+        sch.vectorize(ox_in)
+        init = sch.decompose_reduction(block, ky)
+        sch.vectorize(sch.get_loops(init)[-1])
+        return sch
+
+
+class LoopNest(CPUScheduleRule):
+    """Any other function: inline what can be inlined, parallel outer loops, vectorized inner ones."""
+
+    def apply(self, func: tirx.PrimFunc, target: Any, _tunable: bool) -> s_tir.Schedule | None:
+        if not self.is_target_available(target):
+            return None
+        sch = s_tir.Schedule(func)
+        blocks = normalize_prim_func(sch)
+        if blocks is None:
+            return None
+        blocks = _inline_single_reads(sch, blocks)
+        for info in blocks:
+            kinds = "".join(i.kind for i in info.iters)
+            spatial = len(kinds) - len(kinds.lstrip("S"))
+            if spatial == 0 or "O" in kinds:
+                continue
+            loops = sch.get_loops(info.block_rv)[:spatial]
+            if info.is_injective():
+                loops = self._vectorize_innermost(sch, loops)
+            if loops:
+                sch.parallel(sch.fuse(*loops) if len(loops) > 1 else loops[0])
+        return sch
+
+    @staticmethod
+    def _vectorize_innermost(sch: s_tir.Schedule, loops: list[Any]) -> list[Any]:
+        """Vectorize 16 lanes of the innermost loop where 16 divides it, unroll it when it is shorter, else
+        leave it a plain inner loop; returns the loops left for the parallel outer loop (the innermost is
+        never fused into it: its index would be recovered by a division per element)."""
+        extent = sch.get(loops[-1]).extent
+        if not isinstance(extent, tirx.IntImm) or len(loops) == 1 and int(extent) % VECTOR != 0:
+            return loops
+        if int(extent) % VECTOR == 0:
+            outer, inner = sch.split(loops[-1], [None, VECTOR])
+            sch.vectorize(inner)
+            return loops[:-1] + [outer]
+        if int(extent) < VECTOR:
+            sch.unroll(loops[-1])
+        return loops[:-1]

@@ -1,0 +1,113 @@
+"""The integer form compiled with qnnpy's schedule rules (qnnpy.tvm_bridge.schedules): each int8 conv
+path of the rewrite (pointwise columns, the implicit GEMM of stride-1 convs, gathered columns, the
+depthwise conv over column phases) at several shapes, tensorized with VNNI where this CPU has AVX-512 VNNI and vectorized over int32
+lanes on an AVX2 target, equals qnnpy's runtime bit for bit (tolerance 0); so do whole models."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import qnnpy
+from qnnpy import _core, tvm_bridge
+from qnnpy.tvm_bridge.schedules import ConvToGemm, scheduled_pipeline, vnni_intrinsic
+from small_models import ConvBlock, quantized
+
+VNNI = pytest.param("host", marks=pytest.mark.skipif(not _core.cpu_has_avx512_vnni(),
+                                                       reason="this CPU has no AVX-512 VNNI (the tensorized GEMM)"))
+AVX2 = pytest.param("llvm -mcpu=haswell", marks=pytest.mark.skipif(not _core.cpu_has_avx2(),
+                                                                    reason="this CPU has no AVX2"))
+
+# name -> (in channels, out channels, kernel, stride, padding, dilation, groups, input (H, W))
+CONVS = {
+    "pointwise": (8, 16, 1, 1, 0, 1, 1, (9, 9)),
+    "pointwise_odd_channels": (5, 7, 1, 1, 0, 1, 1, (6, 11)),
+    "implicit_3x3": (16, 32, 3, 1, 1, 1, 1, (14, 14)),
+    "implicit_wide_rows": (6, 12, 3, 1, 1, 1, 1, (5, 28)),
+    "implicit_dilated": (4, 8, 3, 1, 2, 2, 1, (10, 32)),
+    "implicit_asymmetric": (3, 4, (1, 7), 1, (0, 3), 1, 1, (8, 16)),
+    "columns_stride2": (4, 6, 5, 2, 2, 1, 1, (15, 15)),
+    "columns_narrow": (8, 8, 3, 1, 1, 1, 1, (7, 7)),
+    "columns_stem": (3, 16, 7, 2, 3, 1, 1, (32, 32)),
+    "depthwise": (8, 8, 3, 1, 1, 1, 8, (14, 14)),
+    "depthwise_stride2": (16, 16, 3, 2, 1, 1, 16, (15, 30)),
+    "depthwise_dilated_5x5": (4, 4, 5, 1, 4, 2, 4, (9, 20)),
+    "grouped_stays_conv2d": (6, 9, 3, 1, 1, 1, 3, (10, 10)),
+}
+
+
+def _conv_module(name: str) -> tuple[qnnpy.QDQModule, np.ndarray]:
+    cin, cout, kernel, stride, padding, dilation, groups, hw = CONVS[name]
+    body = ConvBlock(cin, cout, True, kernel_size=kernel, stride=stride, padding=padding, dilation=dilation,
+                     groups=groups)
+    model, x = quantized(body, (cin, *hw), True, [["body.conv", "body.relu"]])
+    return qnnpy.from_torch(model, (x,)), x.numpy()
+
+
+def _rewritten_to(module: qnnpy.QDQModule) -> list[str]:
+    """The functions ConvToGemm made of the module's conv: ["int8_gemm"], ["depthwise"] or [] (kept conv2d)."""
+    rewritten = ConvToGemm()(tvm_bridge.relax_module(module, "integer", "fbgemm", bind_params=True))
+    return [gv.name_hint for gv, _ in rewritten.functions_items() if gv.name_hint in ("int8_gemm", "depthwise")]
+
+
+@pytest.mark.parametrize("target", [VNNI, AVX2])
+@pytest.mark.parametrize("name", sorted(CONVS))
+def test_conv_paths_equal_the_runtime(name, target):
+    module, x = _conv_module(name)
+    runner = tvm_bridge.build(module, form="integer", profile="fbgemm", target=target)
+    np.testing.assert_array_equal(runner(x), module.run(x, profile="fbgemm").dequantized)
+    assert _rewritten_to(module) == ([] if "stays" in name else ["depthwise"] if "depthwise" in name else ["int8_gemm"])
+
+
+@pytest.mark.parametrize("profile", ["int32_bias", "fixed_point", "x86", "onednn_amx"])
+def test_every_requantization_follows_the_gemm(profile):
+    module, x = _conv_module("implicit_3x3")
+    runner = tvm_bridge.build(module, form="integer", profile=profile)
+    np.testing.assert_array_equal(runner(x), module.run(x, profile=profile).dequantized)
+
+
+@pytest.mark.skipif(not _core.cpu_has_avx512_vnni(), reason="this CPU has no AVX-512 VNNI")
+def test_the_gemm_is_tensorized_with_vpdpbusd_on_a_vnni_target():
+    target = tvm_bridge.to_target("llvm -mcpu=znver4")
+    assert vnni_intrinsic(target) is not None
+    assert vnni_intrinsic(tvm_bridge.to_target("llvm -mcpu=haswell")) is None
+    module, _ = _conv_module("implicit_3x3")
+    lowered = scheduled_pipeline(target)(tvm_bridge.relax_module(module, "integer", "fbgemm", bind_params=True))
+    gemms = [f for gv, f in lowered.functions_items() if gv.name_hint.startswith("int8_gemm")]
+    assert len(gemms) == 1 and "llvm.x86.avx512.vpdpbusd.512" in gemms[0].script()
+
+
+def test_without_rules_the_convs_stay_tvm_conv2d():
+    module, x = _conv_module("implicit_3x3")
+    runner = tvm_bridge.build(module, form="integer", profile="fbgemm", rules=False)
+    np.testing.assert_array_equal(runner(x), module.run(x, profile="fbgemm").dequantized)
+    assert "int8_gemm" not in runner.relax_module.script()
+
+
+def test_int8_activations_of_the_xnnpack_quantizer():
+    """Signed activations: the columns hold x + 128 and the zero point moves with them."""
+    from pt2e_models import inputs, pt2e
+
+    shape = (1, 3, 32, 32)
+    gm = pt2e("resnet18", "xnnpack", shape=shape)
+    x = inputs(1, seed=3, shape=shape)[0]
+    module = qnnpy.from_torch(gm, (x,))
+    runner = tvm_bridge.build(module, form="integer", profile="fbgemm")
+    ours = module.run(x.numpy(), profile="fbgemm").dequantized
+    np.testing.assert_array_equal(runner(x.numpy()), ours)
+
+
+@pytest.mark.parametrize("name", ["resnet18", "mobilenet_v2"])
+def test_whole_models_equal_the_runtime(name):
+    from test_zoo_models import _eager as zoo_eager_model
+
+    _, x, module = zoo_eager_model(name)
+    runner = tvm_bridge.build(module, form="integer", profile="fbgemm")
+    np.testing.assert_array_equal(runner(x.numpy()), module.run(x.numpy(), profile="fbgemm").dequantized)
+
+
+def test_the_qdq_form_runs_with_the_rules():
+    module, x = _conv_module("implicit_3x3")
+    got = tvm_bridge.build(module, form="qdq")(x)
+    plain = tvm_bridge.build(module, form="qdq", rules=False)(x)
+    scale, _ = module.output_qparams()[0]
+    assert got.shape == plain.shape and np.abs(got - plain).max() <= scale + 1e-6
