@@ -160,7 +160,7 @@ def qnnpy_contenders(module: qnnpy.QDQModule, xn: np.ndarray, threads: int, isas
         calls["qnnpy kernels form"] = (lambda: kernel_form.set_num_threads(threads), lambda: kernels(xn))
     if integer is not None:
         from qnnpy import tvm_bridge
-        calls["qnnpy TVM integer form"] = (lambda: tvm_bridge.set_num_threads(threads), lambda: integer(xn))
+        calls[latency_results.TVM_INTEGER_FORM] = (lambda: tvm_bridge.set_num_threads(threads), lambda: integer(xn))
     return calls
 
 

@@ -16,6 +16,7 @@ HERE = Path(__file__).resolve().parent
 RESULTS_DIR = HERE / "results"
 RESULTS_MD = HERE / "RESULTS.md"
 QNNPY_RUNTIME = "qnnpy runtime"
+TVM_INTEGER_FORM = "qnnpy TVM integer form"  # TVM's own code with qnnpy's schedule rules (bench_latency.integer_form)
 
 
 def cpu_key(cpu: str) -> str:

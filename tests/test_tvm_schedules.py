@@ -1,15 +1,19 @@
 """The integer form compiled with qnnpy's schedule rules (qnnpy.tvm_bridge.schedules): each int8 conv
 path of the rewrite (pointwise columns, the implicit GEMM of stride-1 convs, gathered columns, the
-depthwise conv over column phases) at several shapes, tensorized with VNNI where this CPU has AVX-512 VNNI and vectorized over int32
-lanes on an AVX2 target, equals qnnpy's runtime bit for bit (tolerance 0); so do whole models."""
+depthwise conv over column phases) and the linear layers' GEMM, at several shapes, tensorized with
+VNNI where this CPU has AVX-512 VNNI and vectorized over int32 lanes on an AVX2 target, equal qnnpy's
+runtime bit for bit (tolerance 0); so do whole models."""
 from __future__ import annotations
+
+import os
 
 import numpy as np
 import pytest
+import torch
 
 import qnnpy
 from qnnpy import _core, tvm_bridge
-from qnnpy.tvm_bridge.schedules import ConvToGemm, scheduled_pipeline, vnni_intrinsic
+from qnnpy.tvm_bridge.schedules import Int8LayersToGemm, scheduled_pipeline, vnni_intrinsic
 from small_models import ConvBlock, quantized
 
 VNNI = pytest.param("host", marks=pytest.mark.skipif(not _core.cpu_has_avx512_vnni(),
@@ -44,9 +48,10 @@ def _conv_module(name: str) -> tuple[qnnpy.QDQModule, np.ndarray]:
 
 
 def _rewritten_to(module: qnnpy.QDQModule) -> list[str]:
-    """The functions ConvToGemm made of the module's conv: ["int8_gemm"], ["depthwise"] or [] (kept conv2d)."""
-    rewritten = ConvToGemm()(tvm_bridge.relax_module(module, "integer", "fbgemm", bind_params=True))
-    return [gv.name_hint for gv, _ in rewritten.functions_items() if gv.name_hint in ("int8_gemm", "depthwise")]
+    """The functions Int8LayersToGemm made of the module's layers: "int8_gemm", "depthwise", "int8_linear" (sorted)."""
+    rewritten = Int8LayersToGemm()(tvm_bridge.relax_module(module, "integer", "fbgemm", bind_params=True))
+    return sorted(gv.name_hint for gv, _ in rewritten.functions_items()
+                  if gv.name_hint.rstrip("0123456789") in ("int8_gemm", "depthwise", "int8_linear"))
 
 
 @pytest.mark.parametrize("target", [VNNI, AVX2])
@@ -56,6 +61,26 @@ def test_conv_paths_equal_the_runtime(name, target):
     runner = tvm_bridge.build(module, form="integer", profile="fbgemm", target=target)
     np.testing.assert_array_equal(runner(x), module.run(x, profile="fbgemm").dequantized)
     assert _rewritten_to(module) == ([] if "stays" in name else ["depthwise"] if "depthwise" in name else ["int8_gemm"])
+
+
+def _linear_module(name: str) -> tuple[qnnpy.QDQModule, np.ndarray]:
+    """A wide linear layer on two rows, or an op case of tests/test_tvm_lowering.py with linears."""
+    if name == "wide_linear":
+        torch.manual_seed(0)
+        model, x = quantized(torch.nn.Linear(150, 70), (150,))
+        return qnnpy.from_torch(model, (x,)), x.numpy()
+    from test_tvm_lowering import _op_case
+
+    return _op_case(name)
+
+
+@pytest.mark.parametrize("target", [VNNI, AVX2])
+@pytest.mark.parametrize("name, linears", [("wide_linear", 1), ("pools_linear", 1), ("linear_on_rank4", 2)])
+def test_linear_layers_equal_the_runtime(name, linears, target):
+    module, x = _linear_module(name)
+    runner = tvm_bridge.build(module, form="integer", profile="fbgemm", target=target)
+    np.testing.assert_array_equal(runner(x), module.run(x, profile="fbgemm").dequantized)
+    assert sum(f.startswith("int8_linear") for f in _rewritten_to(module)) == linears
 
 
 @pytest.mark.parametrize("profile", ["int32_bias", "fixed_point", "x86", "onednn_amx"])
@@ -83,12 +108,12 @@ def test_without_rules_the_convs_stay_tvm_conv2d():
     assert "int8_gemm" not in runner.relax_module.script()
 
 
-def test_int8_activations_of_the_xnnpack_quantizer():
-    """Signed activations: the columns hold x + 128 and the zero point moves with them."""
+@pytest.mark.parametrize("name, shape", [("resnet18", (1, 3, 32, 32)), ("linear_on_rank4", (1, 3, 12, 10))])
+def test_int8_activations_of_the_xnnpack_quantizer(name, shape):
+    """Signed activations: the columns and rows hold x + 128 and the zero point moves with them."""
     from pt2e_models import inputs, pt2e
 
-    shape = (1, 3, 32, 32)
-    gm = pt2e("resnet18", "xnnpack", shape=shape)
+    gm = pt2e(name, "xnnpack", shape=shape)
     x = inputs(1, seed=3, shape=shape)[0]
     module = qnnpy.from_torch(gm, (x,))
     runner = tvm_bridge.build(module, form="integer", profile="fbgemm")
@@ -111,3 +136,16 @@ def test_the_qdq_form_runs_with_the_rules():
     plain = tvm_bridge.build(module, form="qdq", rules=False)(x)
     scale, _ = module.output_qparams()[0]
     assert got.shape == plain.shape and np.abs(got - plain).max() <= scale + 1e-6
+
+
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="this process may use one CPU only")
+def test_set_num_threads_sizes_tvms_pool():
+    import tvm
+
+    count = tvm.get_global_func("runtime.NumThreads")
+    try:
+        tvm_bridge.set_num_threads(2)
+        assert count() == 2
+    finally:
+        tvm_bridge.set_num_threads(1)
+    assert count() == 1

@@ -26,11 +26,18 @@ if TYPE_CHECKING:
 FORMS = ("kernels", "integer", "qdq")
 
 
+# TVM's ThreadGroup::AffinityMode kSpecifyThreadShareAllCore: the workers share the listed CPUs. (The default
+# mode caps the pool at the cores TVM counts as physical, which is 1 on some two-vCPU virtual machines.)
+_SHARE_ALL_CPUS = -3
+
+
 def set_num_threads(threads: int) -> None:
-    """Worker threads of TVM's thread pool in this process: the parallel loops of the integer and qdq forms
-    built with the schedule rules (the kernels form's calls take ``kernel_form.set_num_threads``)."""
+    """Worker threads of TVM's thread pool in this process, on the CPUs this process may use: the parallel
+    loops of the integer and qdq forms built with the schedule rules (the kernels form's calls take
+    ``kernel_form.set_num_threads``)."""
     tvm = tvm_module()
-    tvm.get_global_func("runtime.config_threadpool")(1, int(threads))
+    cpus = [str(c) for c in sorted(os.sched_getaffinity(0))]
+    tvm.get_global_func("runtime.config_threadpool")(_SHARE_ALL_CPUS, int(threads), cpus)
 
 
 def default_form() -> str:

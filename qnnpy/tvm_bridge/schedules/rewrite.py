@@ -1,12 +1,17 @@
-"""A Relax pass over the integer form: each int8 conv2d becomes the GEMM of conv_gemm.py.
+"""A Relax pass over the integer form: each int8 conv2d becomes the GEMM of conv_gemm.py, each int8 matmul
+(linear layer) the GEMM of linear_gemm.py.
 
 ``lower_integer`` writes a conv layer as ``R.nn.conv2d(x - z_x widened to int16, w)`` with int32
 accumulation: portable, and left by TVM's CPU pipeline as plain loops. Where the weight is a
 constant (the params bound into the module) and the conv is NCHW/OIHW with one group, this pass
-writes it as packed input -> columns -> ``int8_gemm`` (weights packed here, once) minus
-z_x' colsum[f], which yields the same int32 sums; ``rules.Int8Gemm`` schedules the GEMM.
+writes it as an ``int8_gemm`` (weights packed here, once) minus z_x' colsum[f], which yields the
+same int32 sums: over the input itself for a 1x1 conv, over the packed input for a stride-1 conv
+whose output rows fill 16-pixel vectors well (conv_gemm.implicit_gemm), over gathered columns
+otherwise; ``rules.Int8Gemm`` schedules the GEMM.
 A depthwise conv (one group per channel) becomes ``conv_gemm.depthwise`` over the centred, padded input,
-scheduled by ``rules.Depthwise``; other grouped convs keep TVM's conv2d.
+scheduled by ``rules.Depthwise``; other grouped convs keep TVM's conv2d. A matmul whose right operand
+is a constant int8 weight (or its transpose) becomes ``linear_gemm.gemm_channels``, scheduled by
+``rules.Int8Linear``.
 """
 from __future__ import annotations
 
@@ -17,22 +22,28 @@ import tvm
 from tvm import relax
 from tvm.relax import op as R
 
-from qnnpy.tvm_bridge.schedules import conv_gemm, intrinsics
+from qnnpy.tvm_bridge.schedules import conv_gemm, intrinsics, linear_gemm
 
 GEMM_ATTR = "qnnpy.int8_gemm"
 COLUMNS_ATTR = "qnnpy.columns"
 DEPTHWISE_ATTR = "qnnpy.depthwise"
+LINEAR_ATTR = "qnnpy.int8_linear"
 # relax's OpPatternKind kOpaque: FuseOps leaves the columns and the GEMM alone (fused into their consumer the
 # gather would recompute the previous layer's epilogue KH*KW times); the epilogue fuses after the GEMM.
 _OPAQUE = 8
 
 
+def _bound(mutator: Any, expr: Any) -> Any:
+    """The value a dataflow variable is bound to (the expression itself when it is not a variable)."""
+    return mutator.lookup_binding(expr) if isinstance(expr, relax.Var) else expr
+
+
 def _centered_input(mutator: Any, data: Any) -> tuple[Any, int] | None:
     """(x, z_x) when ``data`` is lower_integer's ``subtract(astype(x, "int16"), z_x)`` of an 8-bit x."""
-    sub = mutator.lookup_binding(data) if isinstance(data, relax.Var) else data
+    sub = _bound(mutator, data)
     if not isinstance(sub, relax.Call) or sub.op != tvm.ir.Op.get("relax.subtract"):
         return None
-    cast = mutator.lookup_binding(sub.args[0]) if isinstance(sub.args[0], relax.Var) else sub.args[0]
+    cast = _bound(mutator, sub.args[0])
     zero = sub.args[1]
     if (not isinstance(cast, relax.Call) or cast.op != tvm.ir.Op.get("relax.astype")
             or not isinstance(zero, tvm.ir.expr.Constant) or zero.value.numpy().size != 1):
@@ -44,7 +55,8 @@ def _centered_input(mutator: Any, data: Any) -> tuple[Any, int] | None:
 
 
 def _padded_width(width: int) -> int:
-    """The output width rounded up to whole vectors (the implicit GEMM is used where that adds at most 1/7: 56 -> 64, 14 -> 16, not 7 -> 16)."""
+    """The output width rounded up to whole vectors (the implicit GEMM is used where that adds at most a
+    seventh: 56 -> 64 and 14 -> 16, not 7 -> 16)."""
     return -(-width // intrinsics.LANES) * intrinsics.LANES
 
 
@@ -57,10 +69,35 @@ def _packed_weight(w: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(padded.transpose(0, 2, 3, 1).reshape(f, kh * kw * c4, 4))
 
 
+def _linear_weight(mutator: Any, rhs: Any) -> np.ndarray | None:
+    """The (N, K) int8 weight of lower_integer's matmul operand: a (K, N) constant or the transpose of an (N, K) one."""
+    value = _bound(mutator, rhs)
+    if isinstance(value, tvm.ir.expr.Constant):
+        w = value.value.numpy()
+        return np.ascontiguousarray(w.T) if w.ndim == 2 and w.dtype == np.int8 else None
+    if (isinstance(value, relax.Call) and value.op == tvm.ir.Op.get("relax.permute_dims")
+            and isinstance(value.args[0], tvm.ir.expr.Constant)
+            and (value.attrs.axes is None or [int(a) for a in value.attrs.axes] == [1, 0])):
+        w = value.args[0].value.numpy()
+        return w if w.ndim == 2 and w.dtype == np.int8 else None
+    return None
+
+
+def _packed_linear_weight(w: np.ndarray) -> np.ndarray:
+    """(N, K) -> (ceil(N/16), ceil(K/4), 16, 4), zero padded: block [b, k4] holds channels 16b.. x weights 4k4.."""
+    n, k = w.shape
+    blocks, k4 = -(-n // intrinsics.LANES), -(-k // 4)
+    padded = np.zeros((blocks * intrinsics.LANES, k4 * 4), np.int8)
+    padded[:n, :k] = w
+    return np.ascontiguousarray(padded.reshape(blocks, intrinsics.LANES, k4, 4).transpose(0, 2, 1, 3))
+
+
 @relax.expr_functor.mutator
-class _ConvToGemm(relax.PyExprMutator):
+class _Int8LayersToGemm(relax.PyExprMutator):
     def visit_call_(self, call: Any) -> Any:
         call = super().visit_call_(call)
+        if call.op == tvm.ir.Op.get("relax.matmul"):
+            return self._linear(call)
         if call.op != tvm.ir.Op.get("relax.nn.conv2d"):
             return call
         attrs = call.attrs
@@ -118,12 +155,37 @@ class _ConvToGemm(relax.PyExprMutator):
         return R.subtract(acc, relax.const(correction))
 
 
-@tvm.transform.module_pass(opt_level=0, name="qnnpy.ConvToGemm")
-class ConvToGemm:
-    """Rewrite the integer form's int8 conv2d layers as packed GEMMs (see the module docstring)."""
+    def _linear(self, call: Any) -> Any:
+        """lower_integer's ``matmul(x - z_x, w)`` with a constant int8 weight as linear_gemm's GEMM."""
+        centered = _centered_input(self, call.args[0])
+        w = _linear_weight(self, call.args[1])
+        if centered is None or w is None or str(call.attrs.out_dtype) != "int32":
+            return call
+        x, zero_point = centered
+        shape = [int(d) for d in x.ty.shape]
+        channels, depth = w.shape
+        if shape[-1] != depth:
+            return call
+        rows = int(np.prod(shape[:-1], dtype=np.int64))
+        packed_weight = _packed_linear_weight(w)
+        bb = self.builder_
+        packed = bb.emit_te(linear_gemm.pack_rows, x, zero_point, rows, packed_weight.shape[1] * 4,
+                            primfunc_name_hint="packed_rows")
+        acc = bb.emit_te(linear_gemm.gemm_channels, packed, relax.const(packed_weight),
+                         primfunc_name_hint="int8_linear", primfunc_attrs={LINEAR_ATTR: 1, "op_pattern": _OPAQUE})
+        acc = R.reshape(acc, (rows, packed_weight.shape[0] * intrinsics.LANES))
+        acc = bb.emit(R.reshape(R.strided_slice(acc, axes=[1], begin=[0], end=[channels]), (*shape[:-1], channels)))
+        shifted_zero = zero_point + (128 if str(x.ty.dtype) == "int8" else 0)
+        correction = (w.astype(np.int64).sum(axis=1) * shifted_zero).astype(np.int32)
+        return R.subtract(acc, relax.const(correction))
+
+
+@tvm.transform.module_pass(opt_level=0, name="qnnpy.Int8LayersToGemm")
+class Int8LayersToGemm:
+    """Rewrite the integer form's int8 conv2d and matmul layers as packed GEMMs (see the module docstring)."""
 
     def transform_module(self, mod: Any, _ctx: Any) -> Any:
-        mutator = _ConvToGemm(mod)
+        mutator = _Int8LayersToGemm(mod)
         for gv, func in mod.functions_items():
             if isinstance(func, relax.Function):
                 mutator.builder_.update_func(gv, mutator.visit_expr(func))

@@ -19,7 +19,7 @@ from tvm.s_tir.dlight.cpu.base import CPUScheduleRule
 
 from qnnpy.tvm_bridge.schedules.conv_gemm import PIXEL_BLOCK
 from qnnpy.tvm_bridge.schedules.intrinsics import LANES, vnni_intrinsic
-from qnnpy.tvm_bridge.schedules.rewrite import COLUMNS_ATTR, DEPTHWISE_ATTR, GEMM_ATTR
+from qnnpy.tvm_bridge.schedules.rewrite import COLUMNS_ATTR, DEPTHWISE_ATTR, GEMM_ATTR, LINEAR_ATTR
 
 ACCUMULATORS = 16  # vectors of int32 sums per task: enough independent vpdpbusd chains to hide its latency
 VECTOR = 16
@@ -81,6 +81,39 @@ class Int8Gemm(CPUScheduleRule):
         init = sch.decompose_reduction(block, reductions[0])
         if intrinsic is not None:
             sch.tensorize(p_in, intrinsic)
+        sch.vectorize(sch.get_loops(init)[-1])
+        return sch
+
+
+class Int8Linear(CPUScheduleRule):
+    """linear_gemm.gemm_channels: per task up to 4 rows x 4 blocks of 16 channels (16 vectors of sums; one
+    row x 16 blocks for a single token), the reduction outside the tile, the 16-channel x 4-byte step
+    tensorized with ``vpdpbusd`` on AVX-512 VNNI, else vectorized over 16 int32 lanes."""
+
+    def apply(self, func: tirx.PrimFunc, target: Any, _tunable: bool) -> s_tir.Schedule | None:
+        if not self.is_target_available(target) or func.attrs is None or LINEAR_ATTR not in func.attrs:
+            return None
+        sch = s_tir.Schedule(func)
+        block = sch.get_sblock("int8_linear")
+        m, blocks, lane, k4, j = sch.get_loops(block)
+        rows = int(sch.get(m).extent)
+        m_block = next(b for b in (4, 2, 1) if rows % b == 0)
+        channel_blocks = int(sch.get(blocks).extent)
+        b_block = next(b for b in (ACCUMULATORS // m_block, 8, 4, 2, 1) if channel_blocks % b == 0)
+        m_out, m_in = sch.split(m, [None, m_block])
+        b_out, b_in = sch.split(blocks, [None, b_block])
+        sch.reorder(m_out, b_out, k4, m_in, b_in, lane, j)
+        sch.parallel(sch.fuse(m_out, b_out))
+        sch.unroll(m_in)
+        sch.unroll(b_in)
+        intrinsic = vnni_intrinsic(target, "channels")
+        if intrinsic is None:
+            sch.reorder(j, lane)
+            sch.unroll(j)
+            sch.vectorize(lane)
+        init = sch.decompose_reduction(block, k4)
+        if intrinsic is not None:
+            sch.tensorize(lane, intrinsic)
         sch.vectorize(sch.get_loops(init)[-1])
         return sch
 

@@ -1,0 +1,45 @@
+"""The integer linear layer (matmul) as TVM tensor expressions: rows of activation bytes times packed weights.
+
+    acc[m, n] = sum_k (x[m, k] - z_x) w[n, k] = sum_k x'[m, k] w[n, k] - z_x' colsum[n]
+
+as in conv_gemm.py (x' = x + 128 for int8 x), with the 16 output channels of one instruction as the
+vector: the weights are packed (N/16, K/4, 16, 4), each 64-byte block the 16 channels' next four
+weights, and four activation bytes of a row are broadcast to them. A row may be a single token.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from tvm import te, tirx
+
+from qnnpy.tvm_bridge.schedules.intrinsics import LANES
+
+
+def pack_rows(x: te.Tensor, zero_point: int, rows: int, depth: int) -> te.Tensor:
+    """x (..., K) int8/uint8 -> (rows, depth / 4, 4) uint8 holding x', the K tail (up to ``depth``) z_x'."""
+    shape = [int(d) for d in x.shape]
+    k = shape[-1]
+    shift = 128 if x.dtype == "int8" else 0
+    fill = tirx.const(zero_point + shift, "uint8")
+
+    def value(m: Any, k4: Any, j: Any) -> Any:
+        index, rest = [], m
+        for extent in reversed(shape[:-1]):
+            index.append(rest % extent)
+            rest = rest // extent
+        col = k4 * 4 + j
+        v = x[(*reversed(index), tirx.min(col, k - 1))]
+        byte = (v.astype("int32") + shift).astype("uint8") if shift else v
+        return tirx.if_then_else(col < k, byte, fill)
+
+    return te.compute((rows, depth // 4, 4), value, name="packed_rows")
+
+
+def gemm_channels(rows: te.Tensor, weight: te.Tensor) -> te.Tensor:
+    """acc[m, n16, i] = sum_{k4, j} rows[m, k4, j] * weight[n16, k4, i, j] in int32 (weight (N/16, K4, 16, 4))."""
+    m, k4, _ = (int(d) for d in rows.shape)
+    blocks = int(weight.shape[0])
+    rk = te.reduce_axis((0, k4), "k4")
+    rj = te.reduce_axis((0, 4), "j")
+    return te.compute((m, blocks, LANES), lambda r, b, i: te.sum(
+        rows[r, rk, rj].astype("int32") * weight[b, rk, i, rj].astype("int32"), axis=[rk, rj]), name="int8_linear")
