@@ -96,8 +96,8 @@ class TVMRunner:
     """A QDQ module compiled by TVM, called with its inputs (float, or integer indices); the params are bound once.
 
     ``rules``: compile with qnnpy's schedule rules (:mod:`qnnpy.tvm_bridge.schedules`): the integer
-    form's int8 convs as packed GEMMs (the weights packed at build time, so the params are bound),
-    tensorized with VNNI where the target has it, every other function parallel and vectorized.
+    form's int8 convs and linears as packed GEMMs (the weights packed at build time, so the params are
+    bound), tensorized with VNNI where the target has it, every other function parallel and vectorized.
     ``False``: TVM's default CPU pipeline (plain loops)."""
 
     def __init__(self, module: "QDQModule", target: Any = "host", form: str = "qdq", profile: str | None = None,

@@ -22,6 +22,12 @@ def _ceil(a: int, b: int) -> int:
     return -(-a // b)
 
 
+def clamped_index(index: Any, extent: int) -> Any:
+    """``index`` clamped into [0, extent): the load under an ``if_then_else`` stays in bounds even where a
+    vectorized loop evaluates both branches."""
+    return tirx.max(tirx.min(index, extent - 1), 0)
+
+
 def pack_input(x: te.Tensor, zero_point: int, padding: tuple[int, int, int, int], width: int) -> te.Tensor:
     """x (N, C, H, W) int8/uint8 -> (N, ceil(C/4), H + pads, width, 4) uint8 holding x', padded with z_x'
     (``width`` >= W + pads: the implicit GEMM reads whole 16-pixel vectors past the right edge)."""
@@ -33,7 +39,7 @@ def pack_input(x: te.Tensor, zero_point: int, padding: tuple[int, int, int, int]
     def value(b: Any, c4: Any, y: Any, xx: Any, j: Any) -> Any:
         ch, iy, ix = c4 * 4 + j, y - top, xx - left
         inside = tirx.all(ch < c, iy >= 0, iy < h, ix >= 0, ix < w)
-        v = x[b, ch, iy, ix]
+        v = x[b, clamped_index(ch, c), clamped_index(iy, h), clamped_index(ix, w)]
         byte = (v.astype("int32") + shift).astype("uint8") if shift else v
         return tirx.if_then_else(inside, byte, fill)
 
@@ -41,15 +47,16 @@ def pack_input(x: te.Tensor, zero_point: int, padding: tuple[int, int, int, int]
 
 
 def pointwise_columns(x: te.Tensor, zero_point: int) -> te.Tensor:
-    """The columns of a 1x1, stride-1, unpadded conv straight from x: (N, ceil(C/4), H*W padded to PIXEL_BLOCK, 4)."""
+    """The columns of a 1x1, stride-1, unpadded conv straight from x: (N, ceil(C/4), H*W padded to
+    PIXEL_BLOCK, 4)."""
     n, c, h, w = (int(d) for d in x.shape)
     shift = 128 if x.dtype == "int8" else 0
     fill = tirx.const(zero_point + shift, "uint8")
     pixels = h * w
 
     def value(b: Any, c4: Any, p: Any, j: Any) -> Any:
-        ch = c4 * 4 + j
-        v = x[b, ch, p // w, p % w]
+        ch, q = c4 * 4 + j, clamped_index(p, pixels)
+        v = x[b, clamped_index(ch, c), q // w, q % w]
         byte = (v.astype("int32") + shift).astype("uint8") if shift else v
         return tirx.if_then_else(tirx.all(ch < c, p < pixels), byte, fill)
 
@@ -67,7 +74,7 @@ def columns(packed: te.Tensor, kernel: tuple[int, int], strides: tuple[int, int]
 
     def value(b: Any, k4: Any, p: Any, j: Any) -> Any:
         tap, c = k4 // c4, k4 % c4
-        p = tirx.min(p, pixels - 1)
+        p = clamped_index(p, pixels)
         oy, ox = p // ow, p % ow
         return packed[b, c, oy * strides[0] + (tap // kw) * dilation[0], ox * strides[1] + (tap % kw) * dilation[1], j]
 
@@ -110,7 +117,8 @@ def pad_centered(x: te.Tensor, zero_point: int, padding: tuple[int, int, int, in
     def value(b: Any, ch: Any, y: Any, phase: Any, q: Any) -> Any:
         iy, ix = y - top, q * phases + phase - left
         inside = tirx.all(iy >= 0, iy < h, ix >= 0, ix < w)
-        return tirx.if_then_else(inside, x[b, ch, iy, ix].astype("int16") - tirx.const(zero_point, "int16"),
+        v = x[b, ch, clamped_index(iy, h), clamped_index(ix, w)]
+        return tirx.if_then_else(inside, v.astype("int16") - tirx.const(zero_point, "int16"),
                                  tirx.const(0, "int16"))
 
     return te.compute((n, c, h + top + bottom, phases, _ceil(width, phases)), value, name="centered_input")

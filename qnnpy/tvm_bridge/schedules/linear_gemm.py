@@ -12,6 +12,7 @@ from typing import Any
 
 from tvm import te, tirx
 
+from qnnpy.tvm_bridge.schedules.conv_gemm import clamped_index
 from qnnpy.tvm_bridge.schedules.intrinsics import LANES
 
 
@@ -28,7 +29,7 @@ def pack_rows(x: te.Tensor, zero_point: int, rows: int, depth: int) -> te.Tensor
             index.append(rest % extent)
             rest = rest // extent
         col = k4 * 4 + j
-        v = x[(*reversed(index), tirx.min(col, k - 1))]
+        v = x[(*reversed(index), clamped_index(col, k))]
         byte = (v.astype("int32") + shift).astype("uint8") if shift else v
         return tirx.if_then_else(col < k, byte, fill)
 

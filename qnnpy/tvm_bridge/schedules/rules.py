@@ -1,12 +1,12 @@
 """dlight-style schedule rules for the integer form on CPUs (``ApplyDefaultSchedule`` applies them).
 
-``Int8Gemm`` schedules rewrite.py's GEMMs (conv_gemm.gemm, conv_gemm.implicit_gemm): per parallel
-task a tile of 16 vectors of int32 sums (4 vectors of 16 pixels x 4 output channels, or 1 x 16 where
-a row has one vector) accumulated in place in the output, the reduction outside the tile, the 16-pixel x 4-byte step tensorized with ``vpdpbusd``
-where the target has AVX-512 VNNI (intrinsics.py), else vectorized over 16 int32 lanes.
-``LoopNest`` takes every other function: producers inlined into their consumers, the
-spatial loops fused and run on TVM's thread pool, the innermost 16 elements vectorized
-when they divide the loop.
+``Int8Gemm`` and ``Int8Linear`` schedule rewrite.py's GEMMs: per parallel task a tile of 16 vectors
+of int32 sums accumulated in place in the output, the reduction outside the tile, the innermost
+16-lane x 4-byte step tensorized with ``vpdpbusd`` where the target has AVX-512 VNNI
+(intrinsics.py), else vectorized over 16 int32 lanes. ``Columns`` and ``Depthwise`` schedule the
+gather and the depthwise sum; ``LoopNest`` takes every other function: producers read once
+inlined into their consumer, the outer loops run on TVM's thread pool, the innermost loop
+vectorized by 16 where 16 divides it.
 """
 from __future__ import annotations
 
@@ -22,7 +22,6 @@ from qnnpy.tvm_bridge.schedules.intrinsics import LANES, vnni_intrinsic
 from qnnpy.tvm_bridge.schedules.rewrite import COLUMNS_ATTR, DEPTHWISE_ATTR, GEMM_ATTR, LINEAR_ATTR
 
 ACCUMULATORS = 16  # vectors of int32 sums per task: enough independent vpdpbusd chains to hide its latency
-VECTOR = 16
 
 
 def _loads(block: Any, buffer: Any) -> int:
@@ -50,8 +49,24 @@ def _inline_single_reads(sch: s_tir.Schedule, blocks: list[Any]) -> list[Any]:
     return kept
 
 
+def _vector_step(sch: s_tir.Schedule, block: Any, first_reduction: Any, lanes: Any, j: Any,
+                 intrinsic: str | None) -> None:
+    """The innermost step of a GEMM tile: 16 lanes x 4 bytes tensorized with ``intrinsic``, or without one
+    the 4 bytes unrolled around a 16-lane int32 vector; the zeroing of the sums split off before the
+    reduction (``first_reduction``) and vectorized."""
+    if intrinsic is None:
+        sch.reorder(j, lanes)
+        sch.unroll(j)
+        sch.vectorize(lanes)
+    init = sch.decompose_reduction(block, first_reduction)
+    if intrinsic is not None:
+        sch.tensorize(lanes, intrinsic)
+    sch.vectorize(sch.get_loops(init)[-1])
+
+
 class Int8Gemm(CPUScheduleRule):
-    """The packed int8 GEMM of conv_gemm.gemm (functions carrying rewrite.GEMM_ATTR)."""
+    """conv_gemm.gemm and conv_gemm.implicit_gemm (functions carrying rewrite.GEMM_ATTR): per task 4 output
+    channels x 4 vectors of 16 pixels, or 16 channels x 1 vector where a row has one vector."""
 
     def apply(self, func: tirx.PrimFunc, target: Any, _tunable: bool) -> s_tir.Schedule | None:
         if not self.is_target_available(target) or func.attrs is None or GEMM_ATTR not in func.attrs:
@@ -73,15 +88,7 @@ class Int8Gemm(CPUScheduleRule):
         sch.parallel(task)
         sch.unroll(f_in)
         sch.unroll(p_mid)
-        intrinsic = vnni_intrinsic(target)
-        if intrinsic is None:  # 16 int32 lanes: widen, multiply, add
-            sch.reorder(j, p_in)
-            sch.unroll(j)
-            sch.vectorize(p_in)
-        init = sch.decompose_reduction(block, reductions[0])
-        if intrinsic is not None:
-            sch.tensorize(p_in, intrinsic)
-        sch.vectorize(sch.get_loops(init)[-1])
+        _vector_step(sch, block, reductions[0], p_in, j, vnni_intrinsic(target, "pixels"))
         return sch
 
 
@@ -106,15 +113,7 @@ class Int8Linear(CPUScheduleRule):
         sch.parallel(sch.fuse(m_out, b_out))
         sch.unroll(m_in)
         sch.unroll(b_in)
-        intrinsic = vnni_intrinsic(target, "channels")
-        if intrinsic is None:
-            sch.reorder(j, lane)
-            sch.unroll(j)
-            sch.vectorize(lane)
-        init = sch.decompose_reduction(block, k4)
-        if intrinsic is not None:
-            sch.tensorize(lane, intrinsic)
-        sch.vectorize(sch.get_loops(init)[-1])
+        _vector_step(sch, block, k4, lane, j, vnni_intrinsic(target, "channels"))
         return sch
 
 
@@ -184,12 +183,12 @@ class LoopNest(CPUScheduleRule):
         leave it a plain inner loop; returns the loops left for the parallel outer loop (the innermost is
         never fused into it: its index would be recovered by a division per element)."""
         extent = sch.get(loops[-1]).extent
-        if not isinstance(extent, tirx.IntImm) or len(loops) == 1 and int(extent) % VECTOR != 0:
+        if not isinstance(extent, tirx.IntImm) or len(loops) == 1 and int(extent) % LANES != 0:
             return loops
-        if int(extent) % VECTOR == 0:
-            outer, inner = sch.split(loops[-1], [None, VECTOR])
+        if int(extent) % LANES == 0:
+            outer, inner = sch.split(loops[-1], [None, LANES])
             sch.vectorize(inner)
             return loops[:-1] + [outer]
-        if int(extent) < VECTOR:
+        if int(extent) < LANES:
             sch.unroll(loops[-1])
         return loops[:-1]
