@@ -1,6 +1,6 @@
 """The integer form compiled with qnnpy's schedule rules (qnnpy.tvm_bridge.schedules): each int8 conv
-path of the rewrite (pointwise columns, the implicit GEMM of stride-1 convs, gathered columns, the
-depthwise conv over column phases) and the linear layers' GEMM, at several shapes, tensorized with
+path of the rewrite (pointwise columns, the implicit GEMM over the packed input's stride phases,
+gathered columns, the depthwise conv over column phases) and the linear layers' GEMM, at several shapes, tensorized with
 VNNI where this CPU has AVX-512 VNNI and vectorized over int32 lanes on an AVX2 target, equal qnnpy's
 runtime bit for bit (tolerance 0); so do whole models."""
 from __future__ import annotations
@@ -29,9 +29,10 @@ CONVS = {
     "implicit_wide_rows": (6, 12, 3, 1, 1, 1, 1, (5, 28)),
     "implicit_dilated": (4, 8, 3, 1, 2, 2, 1, (10, 32)),
     "implicit_asymmetric": (3, 4, (1, 7), 1, (0, 3), 1, 1, (8, 16)),
+    "implicit_stem_stride2": (3, 16, 7, 2, 3, 1, 1, (32, 32)),
+    "implicit_pointwise_stride2": (8, 16, 1, 2, 0, 1, 1, (28, 56)),
     "columns_stride2": (4, 6, 5, 2, 2, 1, 1, (15, 15)),
     "columns_narrow": (8, 8, 3, 1, 1, 1, 1, (7, 7)),
-    "columns_stem": (3, 16, 7, 2, 3, 1, 1, (32, 32)),
     "depthwise": (8, 8, 3, 1, 1, 1, 8, (14, 14)),
     "depthwise_stride2": (16, 16, 3, 2, 1, 1, 16, (15, 30)),
     "depthwise_dilated_5x5": (4, 4, 5, 1, 4, 2, 4, (9, 20)),

@@ -28,22 +28,26 @@ def clamped_index(index: Any, extent: int) -> Any:
     return tirx.max(tirx.min(index, extent - 1), 0)
 
 
-def pack_input(x: te.Tensor, zero_point: int, padding: tuple[int, int, int, int], width: int) -> te.Tensor:
-    """x (N, C, H, W) int8/uint8 -> (N, ceil(C/4), H + pads, width, 4) uint8 holding x', padded with z_x'
-    (``width`` >= W + pads: the implicit GEMM reads whole 16-pixel vectors past the right edge)."""
+def pack_input(x: te.Tensor, zero_point: int, padding: tuple[int, int, int, int], width: int,
+               phases: int = 1) -> te.Tensor:
+    """x (N, C, H, W) int8/uint8 -> (N, ceil(C/4), H + pads, phases, ceil(width / phases), 4) uint8 holding x',
+    padded with z_x'; padded column q*phases + r is at [..., r, q, :] (``phases``: the conv's horizontal
+    stride, so that the 16 outputs of a vector read 16 consecutive pixels of one phase; ``width``: the
+    padded columns the conv reads, whole 16-pixel vectors past the right edge included)."""
     n, c, h, w = (int(d) for d in x.shape)
-    top, left, bottom, right = padding
+    top, left, bottom, _ = padding
     shift = 128 if x.dtype == "int8" else 0
     fill = tirx.const(zero_point + shift, "uint8")
 
-    def value(b: Any, c4: Any, y: Any, xx: Any, j: Any) -> Any:
-        ch, iy, ix = c4 * 4 + j, y - top, xx - left
+    def value(b: Any, c4: Any, y: Any, phase: Any, q: Any, j: Any) -> Any:
+        ch, iy, ix = c4 * 4 + j, y - top, q * phases + phase - left
         inside = tirx.all(ch < c, iy >= 0, iy < h, ix >= 0, ix < w)
         v = x[b, clamped_index(ch, c), clamped_index(iy, h), clamped_index(ix, w)]
         byte = (v.astype("int32") + shift).astype("uint8") if shift else v
         return tirx.if_then_else(inside, byte, fill)
 
-    return te.compute((n, _ceil(c, 4), h + top + bottom, width, 4), value, name="packed_input")
+    return te.compute((n, _ceil(c, 4), h + top + bottom, phases, _ceil(width, phases), 4), value,
+                      name="packed_input")
 
 
 def pointwise_columns(x: te.Tensor, zero_point: int) -> te.Tensor:
@@ -67,7 +71,7 @@ def columns(packed: te.Tensor, kernel: tuple[int, int], strides: tuple[int, int]
             out_hw: tuple[int, int]) -> te.Tensor:
     """The GEMM's left operand (N, KH*KW*C4, P padded to PIXEL_BLOCK, 4) from the packed input; the padded
     pixels repeat the last one (their sums are sliced away)."""
-    n, c4, _, _, _ = (int(d) for d in packed.shape)
+    n, c4, _, _, _, _ = (int(d) for d in packed.shape)
     kh, kw = kernel
     oh, ow = out_hw
     pixels = oh * ow
@@ -76,24 +80,31 @@ def columns(packed: te.Tensor, kernel: tuple[int, int], strides: tuple[int, int]
         tap, c = k4 // c4, k4 % c4
         p = clamped_index(p, pixels)
         oy, ox = p // ow, p % ow
-        return packed[b, c, oy * strides[0] + (tap // kw) * dilation[0], ox * strides[1] + (tap % kw) * dilation[1], j]
+        return packed[b, c, oy * strides[0] + (tap // kw) * dilation[0], 0,
+                      ox * strides[1] + (tap % kw) * dilation[1], j]
 
     return te.compute((n, kh * kw * c4, _ceil(pixels, PIXEL_BLOCK) * PIXEL_BLOCK, 4), value, name="columns")
 
 
-def implicit_gemm(packed: te.Tensor, weight: te.Tensor, kernel: tuple[int, int], dilation: tuple[int, int],
-                  out_rows: int, out_width: int) -> te.Tensor:
-    """A stride-1 conv read straight from the packed input: acc[n, f, oy, ox] = sum over (ky, kx, c4, j) of
-    packed[n, c4, oy + ky*dy, ox + kx*dx, j] * weight[f, (ky*KW + kx)*C4 + c4, j]; ``out_width`` is the output
-    width rounded up to 16 (the columns past the output's are sliced away)."""
-    n, c4, _, _, _ = (int(d) for d in packed.shape)
+def implicit_gemm(packed: te.Tensor, weight: te.Tensor, kernel: tuple[int, int], strides: tuple[int, int],
+                  dilation: tuple[int, int], out_rows: int, out_width: int) -> te.Tensor:
+    """A conv read straight from the packed input (pack_input with the horizontal stride as its phases):
+    acc[n, f, oy, ox] = sum over (ky, kx, c4, j) of x'[n, 4 c4 + j, oy*sy + ky*dy, ox*sx + kx*dx] *
+    weight[f, (ky*KW + kx)*C4 + c4, j]; ``out_width`` is the output width rounded up to 16 (the columns past
+    the output's are sliced away)."""
+    n, c4, _, phases, _, _ = (int(d) for d in packed.shape)
     kh, kw = kernel
     channels = int(weight.shape[0])
     ry, rx = te.reduce_axis((0, kh), "ky"), te.reduce_axis((0, kw), "kx")
     rc, rj = te.reduce_axis((0, c4), "c4"), te.reduce_axis((0, 4), "j")
-    return te.compute((n, channels, out_rows, out_width), lambda b, f, oy, ox: te.sum(
-        packed[b, rc, oy + ry * dilation[0], ox + rx * dilation[1], rj].astype("int32")
-        * weight[f, (ry * kw + rx) * c4 + rc, rj].astype("int32"), axis=[ry, rx, rc, rj]), name="int8_gemm")
+
+    def value(b: Any, f: Any, oy: Any, ox: Any) -> Any:
+        tap = rx * dilation[1]
+        pixel = packed[b, rc, oy * strides[0] + ry * dilation[0], tap % phases, ox + tap // phases, rj]
+        return te.sum(pixel.astype("int32") * weight[f, (ry * kw + rx) * c4 + rc, rj].astype("int32"),
+                      axis=[ry, rx, rc, rj])
+
+    return te.compute((n, channels, out_rows, out_width), value, name="int8_gemm")
 
 
 def gemm(cols: te.Tensor, weight: te.Tensor) -> te.Tensor:

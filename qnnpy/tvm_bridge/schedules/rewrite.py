@@ -5,9 +5,9 @@
 accumulation: portable, and left by TVM's CPU pipeline as plain loops. Where the weight is a
 constant (the params bound into the module) and the conv is NCHW/OIHW with one group, this pass
 writes it as an ``int8_gemm`` (weights packed here, once) minus z_x' colsum[f], which yields the
-same int32 sums: over the input itself for a 1x1 conv, over the packed input for a stride-1 conv
-whose output rows fill 16-pixel vectors well (conv_gemm.implicit_gemm), over gathered columns
-otherwise; ``rules.Int8Gemm`` schedules the GEMM.
+same int32 sums: over the input itself for an unpadded stride-1 1x1 conv, over the packed input
+(its columns split by the stride) where the output rows fill 16-pixel vectors well
+(conv_gemm.implicit_gemm), over gathered columns otherwise; ``rules.Int8Gemm`` schedules the GEMM.
 A depthwise conv (one group per channel) becomes ``conv_gemm.depthwise`` over the centred, padded input,
 scheduled by ``rules.Depthwise``; other grouped convs keep TVM's conv2d. A matmul whose right operand
 is a constant int8 weight (or its transpose) becomes ``linear_gemm.gemm_channels``, scheduled by
@@ -136,11 +136,12 @@ class _Int8LayersToGemm(relax.PyExprMutator):
             cols = bb.emit_te(conv_gemm.pointwise_columns, x, zero_point, primfunc_name_hint="pointwise_columns")
             acc = bb.emit_te(conv_gemm.gemm, cols, weight, primfunc_name_hint="int8_gemm", primfunc_attrs=gemm_attrs)
             acc = R.reshape(R.strided_slice(acc, axes=[2], begin=[0], end=[oh * ow]), (n, f, oh, ow))
-        elif strides == (1, 1) and _padded_width(ow) * 7 <= ow * 8:
+        elif _padded_width(ow) * 7 <= ow * 8:
             out_width = _padded_width(ow)
-            packed = bb.emit_te(conv_gemm.pack_input, x, zero_point, padding, out_width + dilation[1] * (kw - 1),
+            packed = bb.emit_te(conv_gemm.pack_input, x, zero_point, padding,
+                                (out_width - 1) * strides[1] + dilation[1] * (kw - 1) + 1, strides[1],
                                 primfunc_name_hint="pack_input")
-            acc = bb.emit_te(conv_gemm.implicit_gemm, packed, weight, (kh, kw), dilation, oh, out_width,
+            acc = bb.emit_te(conv_gemm.implicit_gemm, packed, weight, (kh, kw), strides, dilation, oh, out_width,
                              primfunc_name_hint="int8_gemm", primfunc_attrs=gemm_attrs)
             acc = R.strided_slice(acc, axes=[3], begin=[0], end=[ow])
         else:

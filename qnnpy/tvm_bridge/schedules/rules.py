@@ -170,12 +170,34 @@ class LoopNest(CPUScheduleRule):
             spatial = len(kinds) - len(kinds.lstrip("S"))
             if spatial == 0 or "O" in kinds:
                 continue
-            loops = sch.get_loops(info.block_rv)[:spatial]
-            if info.is_injective():
-                loops = self._vectorize_innermost(sch, loops)
+            if not info.is_injective():
+                self._reduction(sch, info.block_rv, spatial)
+                continue
+            loops = self._vectorize_innermost(sch, sch.get_loops(info.block_rv)[:spatial])
             if loops:
                 sch.parallel(sch.fuse(*loops) if len(loops) > 1 else loops[0])
         return sch
+
+    @staticmethod
+    def _reduction(sch: s_tir.Schedule, block: Any, spatial: int) -> None:
+        """A reduction (pools, means, float convs): the outer spatial loops in parallel, the innermost split into
+        vectors of 16 (or 8) outputs with the reduction loops moved outside them, so that each output still
+        reduces in its own order."""
+        loops = sch.get_loops(block)
+        *outer, last = loops[:spatial]
+        extent = sch.get(last).extent
+        lanes = next((v for v in (LANES, LANES // 2) if isinstance(extent, tirx.IntImm) and int(extent) % v == 0),
+                     None)
+        if lanes is None:
+            parallel = outer or [last]
+            sch.parallel(sch.fuse(*parallel) if len(parallel) > 1 else parallel[0])
+            return
+        last_out, last_in = sch.split(last, [None, lanes])
+        sch.reorder(last_out, *loops[spatial:], last_in)
+        sch.parallel(sch.fuse(*outer, last_out) if outer else last_out)
+        sch.vectorize(last_in)
+        init = sch.decompose_reduction(block, loops[spatial])
+        sch.vectorize(sch.get_loops(init)[-1])
 
     @staticmethod
     def _vectorize_innermost(sch: s_tir.Schedule, loops: list[Any]) -> list[Any]:
