@@ -1,4 +1,5 @@
-"""The integer conv2d as TVM tensor expressions: pack the input, gather its columns, one int8 GEMM.
+"""The integer conv2d as TVM tensor expressions: pack the input, then one int8 GEMM over it (or over
+gathered columns of it), or a depthwise sum over the centred input.
 
     acc[n, f, oy, ox] = sum_k (x[n, k] - z_x) w[f, k]
                       = sum_k x'[n, k] w[f, k] - z_x' colsum[f]      (x' = x + 128, z_x' = z_x + 128 for int8 x)

@@ -60,6 +60,11 @@ def _padded_width(width: int) -> int:
     return -(-width // intrinsics.LANES) * intrinsics.LANES
 
 
+def _columns_read(out_width: int, stride: int, dilation: int, kernel_width: int) -> int:
+    """How many padded input columns ``out_width`` outputs of a row read."""
+    return (out_width - 1) * stride + dilation * (kernel_width - 1) + 1
+
+
 def _packed_weight(w: np.ndarray) -> np.ndarray:
     """(F, C, KH, KW) -> (F, KH*KW*ceil(C/4), 4): k = ((ky*KW + kx)*C4 + c4)*4 + j, c = 4*c4 + j, zero padded."""
     f, c, kh, kw = w.shape
@@ -122,8 +127,8 @@ class _Int8LayersToGemm(relax.PyExprMutator):
         bb = self.builder_
         if groups == c and c > 1:
             out_width = _padded_width(ow)
-            span = max(width + padding[1] + padding[3], (out_width - 1) * strides[1] + dilation[1] * (kw - 1) + 1)
-            padded = bb.emit_te(conv_gemm.pad_centered, x, zero_point, padding, span, strides[1],
+            padded = bb.emit_te(conv_gemm.pad_centered, x, zero_point, padding,
+                                _columns_read(out_width, strides[1], dilation[1], kw), strides[1],
                                 primfunc_name_hint="centered_input")
             acc = bb.emit_te(conv_gemm.depthwise, padded, relax.const(np.ascontiguousarray(w[:, 0])), strides,
                              dilation, oh, out_width, primfunc_name_hint="depthwise",
@@ -139,7 +144,7 @@ class _Int8LayersToGemm(relax.PyExprMutator):
         elif _padded_width(ow) * 7 <= ow * 8:
             out_width = _padded_width(ow)
             packed = bb.emit_te(conv_gemm.pack_input, x, zero_point, padding,
-                                (out_width - 1) * strides[1] + dilation[1] * (kw - 1) + 1, strides[1],
+                                _columns_read(out_width, strides[1], dilation[1], kw), strides[1],
                                 primfunc_name_hint="pack_input")
             acc = bb.emit_te(conv_gemm.implicit_gemm, packed, weight, (kh, kw), strides, dilation, oh, out_width,
                              primfunc_name_hint="int8_gemm", primfunc_attrs=gemm_attrs)
