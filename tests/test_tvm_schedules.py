@@ -102,6 +102,18 @@ def test_the_gemm_is_tensorized_with_vpdpbusd_on_a_vnni_target():
     assert len(gemms) == 1 and "llvm.x86.avx512.vpdpbusd.512" in gemms[0].script()
 
 
+@pytest.mark.skipif(not _core.cpu_has_avx2(), reason="this CPU has no AVX2")
+def test_an_avx2_target_takes_the_exact_pair_form_with_vpmaddwd():
+    """Without VNNI: pairs of u8 x s8 products summed by vpmaddwd on int16 (no vpmaddubsw saturation)."""
+    target = tvm_bridge.to_target("llvm -mcpu=znver3")
+    module, x = _conv_module("implicit_3x3")
+    lowered = scheduled_pipeline(target)(tvm_bridge.relax_module(module, "integer", "fbgemm", bind_params=True))
+    gemms = [f for gv, f in lowered.functions_items() if gv.name_hint.startswith("int8_gemm")]
+    assert len(gemms) == 1 and "llvm.x86.avx2.pmadd.wd" in gemms[0].script()
+    runner = tvm_bridge.build(module, form="integer", profile="fbgemm", target=target)
+    np.testing.assert_array_equal(runner(x), module.run(x, profile="fbgemm").dequantized)
+
+
 def test_without_rules_the_convs_stay_tvm_conv2d():
     module, x = _conv_module("implicit_3x3")
     runner = tvm_bridge.build(module, form="integer", profile="fbgemm", rules=False)

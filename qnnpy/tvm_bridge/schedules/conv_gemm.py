@@ -87,35 +87,50 @@ def columns(packed: te.Tensor, kernel: tuple[int, int], strides: tuple[int, int]
     return te.compute((n, kh * kw * c4, _ceil(pixels, PIXEL_BLOCK) * PIXEL_BLOCK, 4), value, name="columns")
 
 
+def _reduced(channels_and_pixels: tuple[int, ...], value: Any, pairs: bool, name: str) -> te.Tensor:
+    """The GEMM's output: ``value(index, j)`` summed over the 4 bytes j of each k4 step and the other
+    reduce axes ``value`` uses; with ``pairs`` the sums of bytes (0, 1) and (2, 3) stay apart in a last
+    axis of 2 (the AVX2 form: intrinsics.pairs_intrinsic), to be added by the caller."""
+    rj = te.reduce_axis((0, 2 if pairs else 4), "j")
+    if pairs:
+        return te.compute((*channels_and_pixels, 2), lambda *i: value(i[:-1], i[-1] * 2 + rj, rj), name=name)
+    return te.compute(channels_and_pixels, lambda *i: value(i, rj, rj), name=name)
+
+
 def implicit_gemm(packed: te.Tensor, weight: te.Tensor, kernel: tuple[int, int], strides: tuple[int, int],
-                  dilation: tuple[int, int], out_rows: int, out_width: int) -> te.Tensor:
+                  dilation: tuple[int, int], out_rows: int, out_width: int, pairs: bool = False) -> te.Tensor:
     """A conv read straight from the packed input (pack_input with the horizontal stride as its phases):
     acc[n, f, oy, ox] = sum over (ky, kx, c4, j) of x'[n, 4 c4 + j, oy*sy + ky*dy, ox*sx + kx*dx] *
     weight[f, (ky*KW + kx)*C4 + c4, j]; ``out_width`` is the output width rounded up to 16 (the columns past
-    the output's are sliced away)."""
+    the output's are sliced away); ``pairs``: see ``_reduced``."""
     n, c4, _, phases, _, _ = (int(d) for d in packed.shape)
     kh, kw = kernel
     channels = int(weight.shape[0])
     ry, rx = te.reduce_axis((0, kh), "ky"), te.reduce_axis((0, kw), "kx")
-    rc, rj = te.reduce_axis((0, c4), "c4"), te.reduce_axis((0, 4), "j")
+    rc = te.reduce_axis((0, c4), "c4")
 
-    def value(b: Any, f: Any, oy: Any, ox: Any) -> Any:
+    def value(index: tuple[Any, ...], j: Any, rj: Any) -> Any:
+        b, f, oy, ox = index
         tap = rx * dilation[1]
-        pixel = packed[b, rc, oy * strides[0] + ry * dilation[0], tap % phases, ox + tap // phases, rj]
-        return te.sum(pixel.astype("int32") * weight[f, (ry * kw + rx) * c4 + rc, rj].astype("int32"),
+        pixel = packed[b, rc, oy * strides[0] + ry * dilation[0], tap % phases, ox + tap // phases, j]
+        return te.sum(pixel.astype("int32") * weight[f, (ry * kw + rx) * c4 + rc, j].astype("int32"),
                       axis=[ry, rx, rc, rj])
 
-    return te.compute((n, channels, out_rows, out_width), value, name="int8_gemm")
+    return _reduced((n, channels, out_rows, out_width), value, pairs, "int8_gemm")
 
 
-def gemm(cols: te.Tensor, weight: te.Tensor) -> te.Tensor:
-    """acc[n, f, p] = sum_{k4, j} cols[n, k4, p, j] * weight[f, k4, j] in int32 (weight: (F, K4, 4) int8)."""
+def gemm(cols: te.Tensor, weight: te.Tensor, pairs: bool = False) -> te.Tensor:
+    """acc[n, f, p] = sum_{k4, j} cols[n, k4, p, j] * weight[f, k4, j] in int32 (weight: (F, K4, 4) int8);
+    ``pairs``: see ``_reduced``."""
     n, k4, pixels, _ = (int(d) for d in cols.shape)
     channels = int(weight.shape[0])
     rk = te.reduce_axis((0, k4), "k4")
-    rj = te.reduce_axis((0, 4), "j")
-    return te.compute((n, channels, pixels), lambda b, f, p: te.sum(
-        cols[b, rk, p, rj].astype("int32") * weight[f, rk, rj].astype("int32"), axis=[rk, rj]), name="int8_gemm")
+
+    def value(index: tuple[Any, ...], j: Any, rj: Any) -> Any:
+        b, f, p = index
+        return te.sum(cols[b, rk, p, j].astype("int32") * weight[f, rk, j].astype("int32"), axis=[rk, rj])
+
+    return _reduced((n, channels, pixels), value, pairs, "int8_gemm")
 
 
 def pad_centered(x: te.Tensor, zero_point: int, padding: tuple[int, int, int, int], width: int,

@@ -5,7 +5,9 @@ unsigned byte of its first operand and a signed byte of its second. One intrinsi
 vectorizes over 16 output *pixels* (the convs): lane i accumulates ``sum_j A[i, j] * B[j]`` with A
 the u8 activations of 16 pixels x 4 reduction steps (64 contiguous bytes) and B four int8 weights
 broadcast to every lane; the other over 16 output *channels* (the linear layers, whose rows may
-be one token): ``sum_j A[j] * B[i, j]``, four activation bytes broadcast, B 16 channels x 4 weights. (TVM's own ``dot_16x4_vnni`` vectorizes over output channels and
+be one token): ``sum_j A[j] * B[i, j]``, four activation bytes broadcast, B 16 channels x 4 weights.
+On AVX2 without VNNI, ``vpmaddwd`` on the bytes widened to int16 adds pairs of products exactly: the
+conv GEMM then keeps two pair sums per pixel, added in its epilogue (conv_gemm.py, ``pairs``). (TVM's own ``dot_16x4_vnni`` vectorizes over output channels and
 passes the bytes as ``int32x16``, which the LLVM 22 in apache-tvm 0.27 rejects: that intrinsic
 now takes ``<64 x i8>`` operands.)
 """
@@ -20,7 +22,9 @@ from tvm.target import codegen
 
 VNNI_PIXELS = "qnnpy_vnni_u8s8_16x4_pixels"
 VNNI_CHANNELS = "qnnpy_vnni_u8s8_16x4_channels"
+AVX2_PAIRS = "qnnpy_avx2_u8s8_4x2x2_pairs"
 LANES = 16
+PAIR_PIXELS = 4  # the pixels of one AVX2 pair step (4 pixels x 2 pair sums = 8 int32 lanes)
 
 
 @T.prim_func(s_tir=True)
@@ -74,16 +78,52 @@ def _channels_vnni(A: T.Buffer((4,), "uint8", offset_factor=1), B: T.Buffer((16,
             B.vload([0, 0], "int8x64"), dtype="int32x16")
 
 
+@T.prim_func(s_tir=True)
+def _pairs_desc(A: T.Buffer((4, 4), "uint8", offset_factor=1), B: T.Buffer((4,), "int8", offset_factor=1),
+                C: T.Buffer((4, 2), "int32", offset_factor=1)) -> None:
+    with T.sblock("root"):
+        T.reads(C[0:4, 0:2], A[0:4, 0:4], B[0:4])
+        T.writes(C[0:4, 0:2])
+        for p, h, k in T.grid(4, 2, 2):
+            with T.sblock("update"):
+                vp, vh, vk = T.axis.remap("SSR", [p, h, k])
+                C[vp, vh] = C[vp, vh] + T.cast(A[vp, vh * 2 + vk], "int32") * T.cast(B[vh * 2 + vk], "int32")
+
+
+@T.prim_func(s_tir=True)
+def _pairs_avx2(A: T.Buffer((4, 4), "uint8", offset_factor=1), B: T.Buffer((4,), "int8", offset_factor=1),
+                C: T.Buffer((4, 2), "int32", offset_factor=1)) -> None:
+    with T.sblock("root"):
+        T.reads(C[0:4, 0:2], A[0:4, 0:4], B[0:4])
+        T.writes(C[0:4, 0:2])
+        activations = T.Cast("int16x16", A.vload([0, 0], "uint8x16"))
+        weights = T.Cast("int16x16", T.reinterpret(
+            T.broadcast(T.reinterpret(B.vload([0], "int8x4"), dtype="int32"), 4), dtype="int8x16"))
+        C[0, T.ramp(T.int32(0), 1, 8)] = C.vload([0, 0], "int32x8") + T.call_llvm_pure_intrin(
+            T.llvm_lookup_intrinsic_id("llvm.x86.avx2.pmadd.wd"), activations, weights, dtype="int32x8")
+
+
 @functools.cache
 def _register() -> None:
     TensorIntrin.register(VNNI_PIXELS, _pixels_desc, _pixels_vnni)
     TensorIntrin.register(VNNI_CHANNELS, _channels_desc, _channels_vnni)
+    TensorIntrin.register(AVX2_PAIRS, _pairs_desc, _pairs_avx2)
 
 
 def has_vnni(target: Any) -> bool:
     """Whether ``target`` is an LLVM CPU target with AVX-512 VNNI (the tensor intrinsics here then apply)."""
     return str(target.kind.name) == "llvm" and all(
         codegen.target_has_features(f, target) for f in ("avx512vnni", "avx512bw"))
+
+
+def pairs_intrinsic(target: Any) -> str | None:
+    """Where ``target`` has AVX2 but not AVX-512 VNNI: the intrinsic of the pair-sum GEMM
+    (``vpmaddwd`` on bytes widened to int16: 4 pixels x 2 sums of 2 products each, exact, where
+    ``vpmaddubsw`` would saturate), else None."""
+    if has_vnni(target) or str(target.kind.name) != "llvm" or not codegen.target_has_features("avx2", target):
+        return None
+    _register()
+    return AVX2_PAIRS
 
 
 def vnni_intrinsic(target: Any, over: str = "pixels") -> str | None:

@@ -18,7 +18,7 @@ def scheduled_pipeline(target: Any) -> tvm.transform.Pass:
     @tvm.transform.module_pass(opt_level=0, name="qnnpy.ScheduledPipeline")
     def _pipeline(mod: Any, _ctx: Any) -> Any:
         with target:
-            passes = ([Int8LayersToGemm()] + cpu_generic.library_dispatch_passes(target)
+            passes = ([Int8LayersToGemm(target)] + cpu_generic.library_dispatch_passes(target)
                       + cpu_generic.legalize_passes(target)
                       + [dlight.ApplyDefaultSchedule(Int8Gemm(), Int8Linear(), Columns(), Depthwise(), LoopNest())]
                       + cpu_generic.dataflow_lower_passes(target) + cpu_generic.finalize_passes(target))

@@ -28,6 +28,7 @@ GEMM_ATTR = "qnnpy.int8_gemm"
 COLUMNS_ATTR = "qnnpy.columns"
 DEPTHWISE_ATTR = "qnnpy.depthwise"
 LINEAR_ATTR = "qnnpy.int8_linear"
+PAIRS_ATTR = "qnnpy.pair_sums"
 # relax's OpPatternKind kOpaque: FuseOps leaves the columns and the GEMM alone (fused into their consumer the
 # gather would recompute the previous layer's epilogue KH*KW times); the epilogue fuses after the GEMM.
 _OPAQUE = 8
@@ -99,6 +100,21 @@ def _packed_linear_weight(w: np.ndarray) -> np.ndarray:
 
 @relax.expr_functor.mutator
 class _Int8LayersToGemm(relax.PyExprMutator):
+    def __init__(self, mod: Any, pairs: bool):
+        super().__init__(mod)
+        self.pairs = pairs
+
+    def _gemm(self, compute: Any, *args: Any) -> Any:
+        """Emit conv_gemm's ``compute`` GEMM; in the AVX2 pair form its two sums per output are added here."""
+        attrs = {GEMM_ATTR: 1, "op_pattern": _OPAQUE, **({PAIRS_ATTR: 1} if self.pairs else {})}
+        acc = self.builder_.emit_te(compute, *args, pairs=self.pairs, primfunc_name_hint="int8_gemm",
+                                    primfunc_attrs=attrs)
+        if not self.pairs:
+            return acc
+        last = len(acc.ty.shape) - 1
+        halves = [R.squeeze(R.strided_slice(acc, axes=[last], begin=[i], end=[i + 1]), [last]) for i in (0, 1)]
+        return R.add(*halves)
+
     def visit_call_(self, call: Any) -> Any:
         call = super().visit_call_(call)
         if call.op == tvm.ir.Op.get("relax.matmul"):
@@ -136,30 +152,27 @@ class _Int8LayersToGemm(relax.PyExprMutator):
             return R.strided_slice(acc, axes=[3], begin=[0], end=[ow])
         shifted_zero = zero_point + (128 if str(x.ty.dtype) == "int8" else 0)
         weight = relax.const(_packed_weight(w))
-        gemm_attrs = {GEMM_ATTR: 1, "op_pattern": _OPAQUE}
         if (kh, kw, *strides, *padding) == (1, 1, 1, 1, 0, 0, 0, 0):
             cols = bb.emit_te(conv_gemm.pointwise_columns, x, zero_point, primfunc_name_hint="pointwise_columns")
-            acc = bb.emit_te(conv_gemm.gemm, cols, weight, primfunc_name_hint="int8_gemm", primfunc_attrs=gemm_attrs)
+            acc = self._gemm(conv_gemm.gemm, cols, weight)
             acc = R.reshape(R.strided_slice(acc, axes=[2], begin=[0], end=[oh * ow]), (n, f, oh, ow))
         elif _padded_width(ow) * 7 <= ow * 8:
             out_width = _padded_width(ow)
             packed = bb.emit_te(conv_gemm.pack_input, x, zero_point, padding,
                                 _columns_read(out_width, strides[1], dilation[1], kw), strides[1],
                                 primfunc_name_hint="pack_input")
-            acc = bb.emit_te(conv_gemm.implicit_gemm, packed, weight, (kh, kw), strides, dilation, oh, out_width,
-                             primfunc_name_hint="int8_gemm", primfunc_attrs=gemm_attrs)
+            acc = self._gemm(conv_gemm.implicit_gemm, packed, weight, (kh, kw), strides, dilation, oh, out_width)
             acc = R.strided_slice(acc, axes=[3], begin=[0], end=[ow])
         else:
             packed = bb.emit_te(conv_gemm.pack_input, x, zero_point, padding, width + padding[1] + padding[3],
                                 primfunc_name_hint="pack_input")
             cols = bb.emit_te(conv_gemm.columns, packed, (kh, kw), strides, dilation, (oh, ow),
                               primfunc_name_hint="columns", primfunc_attrs={COLUMNS_ATTR: 1, "op_pattern": _OPAQUE})
-            acc = bb.emit_te(conv_gemm.gemm, cols, weight, primfunc_name_hint="int8_gemm", primfunc_attrs=gemm_attrs)
+            acc = self._gemm(conv_gemm.gemm, cols, weight)
             acc = R.reshape(R.strided_slice(acc, axes=[2], begin=[0], end=[oh * ow]), (n, f, oh, ow))
         acc = bb.emit(acc)
         correction = (w.astype(np.int64).sum(axis=(1, 2, 3)) * shifted_zero).astype(np.int32).reshape(1, f, 1, 1)
         return R.subtract(acc, relax.const(correction))
-
 
     def _linear(self, call: Any) -> Any:
         """lower_integer's ``matmul(x - z_x, w)`` with a constant int8 weight as linear_gemm's GEMM."""
@@ -188,10 +201,15 @@ class _Int8LayersToGemm(relax.PyExprMutator):
 
 @tvm.transform.module_pass(opt_level=0, name="qnnpy.Int8LayersToGemm")
 class Int8LayersToGemm:
-    """Rewrite the integer form's int8 conv2d and matmul layers as packed GEMMs (see the module docstring)."""
+    """Rewrite the integer form's int8 conv2d and matmul layers as packed GEMMs (see the module docstring);
+    for a ``target`` with AVX2 and no AVX-512 VNNI the conv GEMMs take the pair form
+    (intrinsics.pairs_intrinsic)."""
+
+    def __init__(self, target: Any = None):
+        self.pairs = target is not None and intrinsics.pairs_intrinsic(target) is not None
 
     def transform_module(self, mod: Any, _ctx: Any) -> Any:
-        mutator = _Int8LayersToGemm(mod)
+        mutator = _Int8LayersToGemm(mod, self.pairs)
         for gv, func in mod.functions_items():
             if isinstance(func, relax.Function):
                 mutator.builder_.update_func(gv, mutator.visit_expr(func))

@@ -3,7 +3,8 @@
 ``Int8Gemm`` and ``Int8Linear`` schedule rewrite.py's GEMMs: per parallel task a tile of 16 vectors
 of int32 sums accumulated in place in the output, the reduction outside the tile, the innermost
 16-lane x 4-byte step tensorized with ``vpdpbusd`` where the target has AVX-512 VNNI
-(intrinsics.py), else vectorized over 16 int32 lanes. ``Columns`` and ``Depthwise`` schedule the
+(intrinsics.py), with ``vpmaddwd`` pair sums on AVX2 (the conv GEMMs' pair form), else vectorized
+over 16 int32 lanes. ``Columns`` and ``Depthwise`` schedule the
 gather and the depthwise sum; ``LoopNest`` takes every other function: producers read once
 inlined into their consumer, the outer loops run on TVM's thread pool, the innermost loop
 vectorized by 16 where 16 divides it.
@@ -18,8 +19,8 @@ from tvm.s_tir.dlight.analysis import normalize_prim_func
 from tvm.s_tir.dlight.cpu.base import CPUScheduleRule
 
 from qnnpy.tvm_bridge.schedules.conv_gemm import PIXEL_BLOCK
-from qnnpy.tvm_bridge.schedules.intrinsics import LANES, vnni_intrinsic
-from qnnpy.tvm_bridge.schedules.rewrite import COLUMNS_ATTR, DEPTHWISE_ATTR, GEMM_ATTR, LINEAR_ATTR
+from qnnpy.tvm_bridge.schedules.intrinsics import LANES, PAIR_PIXELS, pairs_intrinsic, vnni_intrinsic
+from qnnpy.tvm_bridge.schedules.rewrite import COLUMNS_ATTR, DEPTHWISE_ATTR, GEMM_ATTR, LINEAR_ATTR, PAIRS_ATTR
 
 ACCUMULATORS = 16  # vectors of int32 sums per task: enough independent vpdpbusd chains to hide its latency
 
@@ -75,6 +76,9 @@ class Int8Gemm(CPUScheduleRule):
         block = sch.get_sblock("int8_gemm")
         loops = sch.get_loops(block)
         spatial = sum(1 for v in sch.get(block).iter_vars if v.iter_type == tirx.IterVar.DataPar)
+        if PAIRS_ATTR in func.attrs:
+            self._pairs(sch, block, loops, spatial, target)
+            return sch
         n, f, *rows, p = loops[:spatial]
         *reductions, j = loops[spatial:]
         vectors = int(sch.get(p).extent) // LANES
@@ -90,6 +94,25 @@ class Int8Gemm(CPUScheduleRule):
         sch.unroll(p_mid)
         _vector_step(sch, block, reductions[0], p_in, j, vnni_intrinsic(target, "pixels"))
         return sch
+
+    @staticmethod
+    def _pairs(sch: s_tir.Schedule, block: Any, loops: list[Any], spatial: int, target: Any) -> None:
+        """The AVX2 pair form: per task 4 channels x 2 steps of 4 pixels (8 ymm registers of sums), each step
+        tensorized with ``vpmaddwd`` (intrinsics.pairs_intrinsic)."""
+        n, f, *rows, p, half = loops[:spatial]
+        *reductions, j = loops[spatial:]
+        steps = int(sch.get(p).extent) // PAIR_PIXELS
+        p_block = next(b for b in (2, 1) if steps % b == 0)
+        f_block = next(b for b in (4, 2, 1) if int(sch.get(f).extent) % b == 0)
+        f_out, f_in = sch.split(f, [None, f_block])
+        p_out, p_mid, p_in = sch.split(p, [None, p_block, PAIR_PIXELS])
+        sch.reorder(n, f_out, *rows, p_out, *reductions, f_in, p_mid, p_in, half, j)
+        sch.parallel(sch.fuse(n, f_out, *rows, p_out))
+        sch.unroll(f_in)
+        sch.unroll(p_mid)
+        init = sch.decompose_reduction(block, reductions[0])
+        sch.tensorize(p_in, pairs_intrinsic(target))
+        sch.vectorize(sch.fuse(*sch.get_loops(init)[-2:]))
 
 
 class Int8Linear(CPUScheduleRule):
