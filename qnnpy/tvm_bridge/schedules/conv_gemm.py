@@ -2,7 +2,8 @@
 gathered columns of it), or a depthwise sum over the centred input.
 
     acc[n, f, oy, ox] = sum_k (x[n, k] - z_x) w[f, k]
-                      = sum_k x'[n, k] w[f, k] - z_x' colsum[f]      (x' = x + 128, z_x' = z_x + 128 for int8 x)
+                      = sum_k x'[n, k] w[f, k] - z_x' colsum[f]
+    (x' = x + 128, z_x' = z_x + 128 for int8 x)
 
 so the GEMM multiplies unsigned activation bytes by signed weight bytes, as ``vpdpbusd``
 does, and the zero point becomes one per-channel constant. The reduction index k runs over
@@ -23,6 +24,16 @@ def _ceil(a: int, b: int) -> int:
     return -(-a // b)
 
 
+def shifted_zero_point(dtype: str, zero_point: int) -> int:
+    """z_x': the zero point of the unsigned bytes x' that hold an activation of ``dtype``."""
+    return zero_point + (128 if str(dtype) == "int8" else 0)
+
+
+def activation_byte(value: Any) -> Any:
+    """x' of one activation value x: x + 128 as uint8 for int8, x itself for uint8."""
+    return (value.astype("int32") + 128).astype("uint8") if str(value.dtype) == "int8" else value
+
+
 def clamped_index(index: Any, extent: int) -> Any:
     """``index`` clamped into [0, extent): the load under an ``if_then_else`` stays in bounds even where a
     vectorized loop evaluates both branches."""
@@ -37,15 +48,13 @@ def pack_input(x: te.Tensor, zero_point: int, padding: tuple[int, int, int, int]
     padded columns the conv reads, whole 16-pixel vectors past the right edge included)."""
     n, c, h, w = (int(d) for d in x.shape)
     top, left, bottom, _ = padding
-    shift = 128 if x.dtype == "int8" else 0
-    fill = tirx.const(zero_point + shift, "uint8")
+    fill = tirx.const(shifted_zero_point(x.dtype, zero_point), "uint8")
 
     def value(b: Any, c4: Any, y: Any, phase: Any, q: Any, j: Any) -> Any:
         ch, iy, ix = c4 * 4 + j, y - top, q * phases + phase - left
         inside = tirx.all(ch < c, iy >= 0, iy < h, ix >= 0, ix < w)
         v = x[b, clamped_index(ch, c), clamped_index(iy, h), clamped_index(ix, w)]
-        byte = (v.astype("int32") + shift).astype("uint8") if shift else v
-        return tirx.if_then_else(inside, byte, fill)
+        return tirx.if_then_else(inside, activation_byte(v), fill)
 
     return te.compute((n, _ceil(c, 4), h + top + bottom, phases, _ceil(width, phases), 4), value,
                       name="packed_input")
@@ -55,15 +64,13 @@ def pointwise_columns(x: te.Tensor, zero_point: int) -> te.Tensor:
     """The columns of a 1x1, stride-1, unpadded conv straight from x: (N, ceil(C/4), H*W padded to
     PIXEL_BLOCK, 4)."""
     n, c, h, w = (int(d) for d in x.shape)
-    shift = 128 if x.dtype == "int8" else 0
-    fill = tirx.const(zero_point + shift, "uint8")
+    fill = tirx.const(shifted_zero_point(x.dtype, zero_point), "uint8")
     pixels = h * w
 
     def value(b: Any, c4: Any, p: Any, j: Any) -> Any:
         ch, q = c4 * 4 + j, clamped_index(p, pixels)
         v = x[b, clamped_index(ch, c), q // w, q % w]
-        byte = (v.astype("int32") + shift).astype("uint8") if shift else v
-        return tirx.if_then_else(tirx.all(ch < c, p < pixels), byte, fill)
+        return tirx.if_then_else(tirx.all(ch < c, p < pixels), activation_byte(v), fill)
 
     return te.compute((n, _ceil(c, 4), _ceil(pixels, PIXEL_BLOCK) * PIXEL_BLOCK, 4), value, name="columns")
 

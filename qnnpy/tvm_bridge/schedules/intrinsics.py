@@ -7,9 +7,9 @@ the u8 activations of 16 pixels x 4 reduction steps (64 contiguous bytes) and B 
 broadcast to every lane; the other over 16 output *channels* (the linear layers, whose rows may
 be one token): ``sum_j A[j] * B[i, j]``, four activation bytes broadcast, B 16 channels x 4 weights.
 On AVX2 without VNNI, ``vpmaddwd`` on the bytes widened to int16 adds pairs of products exactly: the
-conv GEMM then keeps two pair sums per pixel, added in its epilogue (conv_gemm.py, ``pairs``). (TVM's own ``dot_16x4_vnni`` vectorizes over output channels and
-passes the bytes as ``int32x16``, which the LLVM 22 in apache-tvm 0.27 rejects: that intrinsic
-now takes ``<64 x i8>`` operands.)
+conv GEMM then keeps two pair sums per pixel, added in its epilogue (conv_gemm.py, ``pairs``).
+(TVM's own ``dot_16x4_vnni`` vectorizes over output channels and passes the bytes as ``int32x16``,
+which the LLVM 22 in apache-tvm 0.27 rejects: that intrinsic now takes ``<64 x i8>`` operands.)
 """
 from __future__ import annotations
 

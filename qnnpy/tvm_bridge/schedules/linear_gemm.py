@@ -12,7 +12,7 @@ from typing import Any
 
 from tvm import te, tirx
 
-from qnnpy.tvm_bridge.schedules.conv_gemm import clamped_index
+from qnnpy.tvm_bridge.schedules.conv_gemm import activation_byte, clamped_index, shifted_zero_point
 from qnnpy.tvm_bridge.schedules.intrinsics import LANES
 
 
@@ -20,8 +20,7 @@ def pack_rows(x: te.Tensor, zero_point: int, rows: int, depth: int) -> te.Tensor
     """x (..., K) int8/uint8 -> (rows, depth / 4, 4) uint8 holding x', the K tail (up to ``depth``) z_x'."""
     shape = [int(d) for d in x.shape]
     k = shape[-1]
-    shift = 128 if x.dtype == "int8" else 0
-    fill = tirx.const(zero_point + shift, "uint8")
+    fill = tirx.const(shifted_zero_point(x.dtype, zero_point), "uint8")
 
     def value(m: Any, k4: Any, j: Any) -> Any:
         index, rest = [], m
@@ -30,8 +29,7 @@ def pack_rows(x: te.Tensor, zero_point: int, rows: int, depth: int) -> te.Tensor
             rest = rest // extent
         col = k4 * 4 + j
         v = x[(*reversed(index), clamped_index(col, k))]
-        byte = (v.astype("int32") + shift).astype("uint8") if shift else v
-        return tirx.if_then_else(col < k, byte, fill)
+        return tirx.if_then_else(col < k, activation_byte(v), fill)
 
     return te.compute((rows, depth // 4, 4), value, name="packed_rows")
 

@@ -150,7 +150,7 @@ class _Int8LayersToGemm(relax.PyExprMutator):
                              dilation, oh, out_width, primfunc_name_hint="depthwise",
                              primfunc_attrs={DEPTHWISE_ATTR: 1, "op_pattern": _OPAQUE})
             return R.strided_slice(acc, axes=[3], begin=[0], end=[ow])
-        shifted_zero = zero_point + (128 if str(x.ty.dtype) == "int8" else 0)
+        shifted_zero = conv_gemm.shifted_zero_point(x.ty.dtype, zero_point)
         weight = relax.const(_packed_weight(w))
         if (kh, kw, *strides, *padding) == (1, 1, 1, 1, 0, 0, 0, 0):
             cols = bb.emit_te(conv_gemm.pointwise_columns, x, zero_point, primfunc_name_hint="pointwise_columns")
@@ -194,7 +194,7 @@ class _Int8LayersToGemm(relax.PyExprMutator):
                          primfunc_name_hint="int8_linear", primfunc_attrs={LINEAR_ATTR: 1, "op_pattern": _OPAQUE})
         acc = R.reshape(acc, (rows, packed_weight.shape[0] * intrinsics.LANES))
         acc = bb.emit(R.reshape(R.strided_slice(acc, axes=[1], begin=[0], end=[channels]), (*shape[:-1], channels)))
-        shifted_zero = zero_point + (128 if str(x.ty.dtype) == "int8" else 0)
+        shifted_zero = conv_gemm.shifted_zero_point(x.ty.dtype, zero_point)
         correction = (w.astype(np.int64).sum(axis=1) * shifted_zero).astype(np.int32)
         return R.subtract(acc, relax.const(correction))
 

@@ -67,52 +67,46 @@ def _vector_step(sch: s_tir.Schedule, block: Any, first_reduction: Any, lanes: A
 
 class Int8Gemm(CPUScheduleRule):
     """conv_gemm.gemm and conv_gemm.implicit_gemm (functions carrying rewrite.GEMM_ATTR): per task 4 output
-    channels x 4 vectors of 16 pixels, or 16 channels x 1 vector where a row has one vector."""
+    channels x 4 vectors of 16 pixels, or 16 channels x 1 vector where a row has one vector; in the AVX2
+    pair form 4 channels x 2 steps of 4 pixels (8 ymm registers of sums), each step tensorized with
+    ``vpmaddwd`` (intrinsics.pairs_intrinsic)."""
 
     def apply(self, func: tirx.PrimFunc, target: Any, _tunable: bool) -> s_tir.Schedule | None:
         if not self.is_target_available(target) or func.attrs is None or GEMM_ATTR not in func.attrs:
             return None
         sch = s_tir.Schedule(func)
         block = sch.get_sblock("int8_gemm")
-        loops = sch.get_loops(block)
-        spatial = sum(1 for v in sch.get(block).iter_vars if v.iter_type == tirx.IterVar.DataPar)
-        if PAIRS_ATTR in func.attrs:
-            self._pairs(sch, block, loops, spatial, target)
+        if PAIRS_ATTR not in func.attrs:
+            p_in, first_reduction, j = self._tile(sch, block, LANES, (PIXEL_BLOCK // LANES, 2, 1), ACCUMULATORS, 0)
+            _vector_step(sch, block, first_reduction, p_in, j, vnni_intrinsic(target, "pixels"))
             return sch
-        n, f, *rows, p = loops[:spatial]
-        *reductions, j = loops[spatial:]
-        vectors = int(sch.get(p).extent) // LANES
-        p_block = next(b for b in (PIXEL_BLOCK // LANES, 2, 1) if vectors % b == 0)
-        channels = int(sch.get(f).extent)
-        f_block = next(b for b in (ACCUMULATORS // p_block, 8, 4, 2, 1) if channels % b == 0)
-        f_out, f_in = sch.split(f, [None, f_block])
-        p_out, p_mid, p_in = sch.split(p, [None, p_block, LANES])
-        sch.reorder(n, f_out, *rows, p_out, *reductions, f_in, p_mid, p_in, j)
-        task = sch.fuse(n, f_out, *rows, p_out)
-        sch.parallel(task)
-        sch.unroll(f_in)
-        sch.unroll(p_mid)
-        _vector_step(sch, block, reductions[0], p_in, j, vnni_intrinsic(target, "pixels"))
+        p_in, first_reduction, _ = self._tile(sch, block, PAIR_PIXELS, (2, 1), ACCUMULATORS // 2, 1)
+        init = sch.decompose_reduction(block, first_reduction)
+        sch.tensorize(p_in, pairs_intrinsic(target))
+        sch.vectorize(sch.fuse(*sch.get_loops(init)[-2:]))
         return sch
 
     @staticmethod
-    def _pairs(sch: s_tir.Schedule, block: Any, loops: list[Any], spatial: int, target: Any) -> None:
-        """The AVX2 pair form: per task 4 channels x 2 steps of 4 pixels (8 ymm registers of sums), each step
-        tensorized with ``vpmaddwd`` (intrinsics.pairs_intrinsic)."""
-        n, f, *rows, p, half = loops[:spatial]
+    def _tile(sch: s_tir.Schedule, block: Any, lanes: int, pixel_blocks: tuple[int, ...], accumulators: int,
+              pair_axes: int) -> tuple[Any, Any, Any]:
+        """Loops (n, f, rows..., p[, half]) x (reductions..., j) as a parallel loop over tiles of f_block channels x
+        p_block steps of ``lanes`` pixels (at most ``accumulators`` vectors of sums), the reductions outside the
+        tile; returns (the step's pixel loop, the first reduction loop, j)."""
+        loops = sch.get_loops(block)
+        spatial = sum(1 for v in sch.get(block).iter_vars if v.iter_type == tirx.IterVar.DataPar)
+        n, f, *rows, p = loops[:spatial - pair_axes]
+        halves = loops[spatial - pair_axes:spatial]
         *reductions, j = loops[spatial:]
-        steps = int(sch.get(p).extent) // PAIR_PIXELS
-        p_block = next(b for b in (2, 1) if steps % b == 0)
-        f_block = next(b for b in (4, 2, 1) if int(sch.get(f).extent) % b == 0)
+        steps = int(sch.get(p).extent) // lanes
+        p_block = next(b for b in pixel_blocks if steps % b == 0)
+        f_block = next(b for b in (accumulators // p_block, 8, 4, 2, 1) if int(sch.get(f).extent) % b == 0)
         f_out, f_in = sch.split(f, [None, f_block])
-        p_out, p_mid, p_in = sch.split(p, [None, p_block, PAIR_PIXELS])
-        sch.reorder(n, f_out, *rows, p_out, *reductions, f_in, p_mid, p_in, half, j)
+        p_out, p_mid, p_in = sch.split(p, [None, p_block, lanes])
+        sch.reorder(n, f_out, *rows, p_out, *reductions, f_in, p_mid, p_in, *halves, j)
         sch.parallel(sch.fuse(n, f_out, *rows, p_out))
         sch.unroll(f_in)
         sch.unroll(p_mid)
-        init = sch.decompose_reduction(block, reductions[0])
-        sch.tensorize(p_in, pairs_intrinsic(target))
-        sch.vectorize(sch.fuse(*sch.get_loops(init)[-2:]))
+        return p_in, reductions[0], j
 
 
 class Int8Linear(CPUScheduleRule):
