@@ -4,7 +4,7 @@ then a short fuzz run of each target finds nothing; and the findings fixed so fa
 The libFuzzer targets are built once per machine into build/fuzz (scripts/build_fuzzers.sh;
 later sessions rebuild only what changed) and need clang; the atheris harnesses need only
 the atheris package. The four short runs start together and each lasts QNNPY_FUZZ_SECONDS of wall
-time (default 60 s), so the four share the machine's cores for about a minute.
+time (default 30 s), so the four share the machine's cores for half a minute (set it higher for a longer run).
 """
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ from qnnpy.model_files import InputFileError, load_model_file
 
 ROOT = Path(__file__).resolve().parent.parent
 FUZZ = ROOT / "fuzz"
-SECONDS = int(os.environ.get("QNNPY_FUZZ_SECONDS", "60"))
+SECONDS = int(os.environ.get("QNNPY_FUZZ_SECONDS", "30"))
 LIBFUZZER_TARGETS = ["graph_file", "packed_state"]
 # atheris harness -> the corpus it starts from
 ATHERIS_HARNESSES = {"saved_module": "graph_file", "torchscript_archive": "torchscript_archive"}

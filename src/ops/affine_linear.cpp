@@ -67,31 +67,30 @@ Shape affine_linear_rule(const Checker& c, const Value&) {
   return out;
 }
 
-std::string f32(double v) { return "R.const(" + float_literal(v) + ", \"float32\")"; }
 
 // The per-token quantize -> dequantize of the input rows `x2` (rows, K), torchao's choose_qparams_affine
 // and quantize_affine (torchao/quantization/quant_primitives.py) in Relax ops; returns the dequantized rows.
 std::string emit_token_quantization(Emitter& e, const std::string& o, const std::string& x2, bool symmetric) {
-  const std::string lo = e.emit(o + "_x_lo", "R.minimum(R.min(" + x2 + ", axis=[1], keepdims=True), " + f32(0) + ")");
-  const std::string hi = e.emit(o + "_x_hi", "R.maximum(R.max(" + x2 + ", axis=[1], keepdims=True), " + f32(0) + ")");
+  const std::string lo = e.emit(o + "_x_lo", "R.minimum(R.min(" + x2 + ", axis=[1], keepdims=True), " + float_const(0) + ")");
+  const std::string hi = e.emit(o + "_x_hi", "R.maximum(R.max(" + x2 + ", axis=[1], keepdims=True), " + float_const(0) + ")");
   std::string scale, zero_point;
   if (symmetric) {
     // scale = max(-lo, hi) / 127.5 (half of qmax - qmin), at least float32's eps; zero point 0.
     const std::string amax = e.emit(o + "_x_amax", "R.maximum(R.negative(" + lo + "), " + hi + ")");
-    scale = e.emit(o + "_x_scale", "R.maximum(R.divide(" + amax + ", " + f32(127.5) + "), " + f32(1.1920928955078125e-07) + ")");
+    scale = e.emit(o + "_x_scale", "R.maximum(R.divide(" + amax + ", " + float_const(127.5) + "), " + float_const(1.1920928955078125e-07) + ")");
   } else {
     // scale = (hi - lo) / 255, at least float32's smallest normal; zero point = clamp(-128 - round(lo / scale)).
-    scale = e.emit(o + "_x_scale", "R.maximum(R.divide(R.subtract(" + hi + ", " + lo + "), " + f32(255) + "), " +
-                                       f32(1.1754943508222875e-38) + ")");
-    zero_point = e.emit(o + "_x_zero_point", "R.astype(R.clip(R.subtract(" + f32(-128) + ", R.round(R.divide(" + lo + ", " +
+    scale = e.emit(o + "_x_scale", "R.maximum(R.divide(R.subtract(" + hi + ", " + lo + "), " + float_const(255) + "), " +
+                                       float_const(1.1754943508222875e-38) + ")");
+    zero_point = e.emit(o + "_x_zero_point", "R.astype(R.clip(R.subtract(" + float_const(-128) + ", R.round(R.divide(" + lo + ", " +
                                                  scale + "))), -128, 127), \"int8\")");
   }
-  const std::string scaled = e.emit(o + "_x_scaled", "R.multiply(" + x2 + ", R.divide(" + f32(1) + ", " + scale + "))");
+  const std::string scaled = e.emit(o + "_x_scaled", "R.multiply(" + x2 + ", R.divide(" + float_const(1) + ", " + scale + "))");
   // The integers: clamp(round(x * (1 / scale)) + zero point), with the unit-scale quantize described above.
   const std::string rounded =
       symmetric ? e.emit(o + "_x_rounded", "R.round(" + scaled + ")")
                 : e.emit(o + "_x_rounded", "R.add(R.round(" + scaled + "), R.astype(" + zero_point + ", \"float32\"))");
-  const std::string q = e.emit(o + "_xq", "R.quantize(" + rounded + ", " + f32(1) + ", R.const(0, \"int32\"), out_dtype=\"int8\")");
+  const std::string q = e.emit(o + "_xq", "R.quantize(" + rounded + ", " + float_const(1) + ", R.const(0, \"int32\"), out_dtype=\"int8\")");
   const std::string flat_scale = e.emit(o + "_x_scale_rows", "R.reshape(" + scale + ", R.shape([-1]))");
   if (symmetric) {
     return e.emit(o + "_x", "R.dequantize(" + q + ", " + flat_scale + ", R.const(0, \"int32\"), axis=0, out_dtype=\"float32\")");

@@ -116,6 +116,10 @@ void Checker::numeric(const Value& v) const {
   }
 }
 
+void Checker::indices(const Value& v) const {
+  if (!is_index_dtype(v.dtype)) fail("indices '" + v.name + "' must be int64 or int32, got " + dtype_name(v.dtype));
+}
+
 int64_t window_output_size(int64_t in, int64_t kernel, int64_t stride, int64_t pad, int64_t dilation, bool ceil_mode) {
   const int64_t span = in + 2 * pad - dilation * (kernel - 1) - 1;
   // Rounded toward minus infinity, as PyTorch's div_rtn: a dilated window longer than the padded input

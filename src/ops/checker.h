@@ -50,6 +50,8 @@ struct Checker {
   DType same_dtype(size_t first = 0) const;
   // float32 or an integer dtype (int64 / int32): what arithmetic takes.
   void numeric(const Value& v) const;
+  // An index tensor: int64 or int32.
+  void indices(const Value& v) const;
 };
 
 // Output extent of a sliding window (arguments bounded by kMaxExtent, so no overflow), PyTorch's formula (ceil_mode as in pooling).

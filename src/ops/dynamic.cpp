@@ -42,30 +42,29 @@ Shape dynamic_linear_rule(const Checker& c, const Value&) {
 }
 
 std::string f64(double v) { return "R.const(" + float_literal(v) + ", \"float64\")"; }
-std::string f32(double v) { return "R.const(" + float_literal(v) + ", \"float32\")"; }
 
 // choose_dynamic_qparams in Relax: returns the (scale, zero point) variables, float32 and int32 rank 0.
 std::pair<std::string, std::string> emit_dynamic_qparams(Emitter& e, const std::string& o, const std::string& x,
                                                          bool reduce_range) {
   const double qmax = dynamic_qmax(reduce_range);  // qmin is 0
   const double small = 6.1e-5f;                    // SMALL_SCALE_THRESHOLD
-  const std::string lo = e.emit(o + "_x_lo", "R.minimum(R.min(" + x + "), " + f32(0) + ")");
-  const std::string hi = e.emit(o + "_x_hi", "R.maximum(R.max(" + x + "), " + f32(0) + ")");
+  const std::string lo = e.emit(o + "_x_lo", "R.minimum(R.min(" + x + "), " + float_const(0) + ")");
+  const std::string hi = e.emit(o + "_x_hi", "R.maximum(R.max(" + x + "), " + float_const(0) + ")");
   std::string scale = e.emit(o + "_x_range", "R.divide(R.subtract(R.astype(" + hi + ", \"float64\"), R.astype(" + lo +
                                                  ", \"float64\")), " + f64(qmax) + ")");
   const std::string s32 = e.emit(o + "_x_range32", "R.astype(" + scale + ", \"float32\")");
   scale = e.emit(o + "_x_nonzero",
-                 "R.where(R.logical_or(R.equal(" + s32 + ", " + f32(0) + "), R.isinf(R.divide(" + f32(1) + ", " + s32 +
+                 "R.where(R.logical_or(R.equal(" + s32 + ", " + float_const(0) + "), R.isinf(R.divide(" + float_const(1) + ", " + s32 +
                      "))), " + f64(0.1) + ", " + scale + ")");
   // Scales below the threshold become it; lo and hi widen in float to match.
   const std::string small_scale = e.emit(o + "_x_small", "R.less(" + scale + ", " + f64(small) + ")");
-  const std::string amp = e.emit(o + "_x_amplifier", "R.divide(" + f32(small) + ", R.astype(" + scale + ", \"float32\"))");
+  const std::string amp = e.emit(o + "_x_amplifier", "R.divide(" + float_const(small) + ", R.astype(" + scale + ", \"float32\"))");
   const std::string lo_small = e.emit(
-      o + "_x_lo_small", "R.where(R.equal(" + lo + ", " + f32(0) + "), " + lo + ", R.where(R.equal(" + hi + ", " + f32(0) +
-                             "), " + f32(static_cast<float>(-small * qmax)) + ", R.multiply(" + lo + ", " + amp + ")))");
+      o + "_x_lo_small", "R.where(R.equal(" + lo + ", " + float_const(0) + "), " + lo + ", R.where(R.equal(" + hi + ", " + float_const(0) +
+                             "), " + float_const(static_cast<float>(-small * qmax)) + ", R.multiply(" + lo + ", " + amp + ")))");
   const std::string hi_small = e.emit(
-      o + "_x_hi_small", "R.where(R.equal(" + lo + ", " + f32(0) + "), " + f32(static_cast<float>(small * qmax)) +
-                             ", R.where(R.equal(" + hi + ", " + f32(0) + "), " + hi + ", R.multiply(" + hi + ", " + amp + ")))");
+      o + "_x_hi_small", "R.where(R.equal(" + lo + ", " + float_const(0) + "), " + float_const(static_cast<float>(small * qmax)) +
+                             ", R.where(R.equal(" + hi + ", " + float_const(0) + "), " + hi + ", R.multiply(" + hi + ", " + amp + ")))");
   const std::string lo64 = e.emit(o + "_x_lo64", "R.astype(R.where(" + small_scale + ", " + lo_small + ", " + lo + "), \"float64\")");
   const std::string hi64 = e.emit(o + "_x_hi64", "R.astype(R.where(" + small_scale + ", " + hi_small + ", " + hi + "), \"float64\")");
   scale = e.emit(o + "_x_scale64", "R.where(" + small_scale + ", " + f64(small) + ", " + scale + ")");

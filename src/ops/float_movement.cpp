@@ -32,10 +32,6 @@ namespace {
 // The output keeps the dtype of input 0.
 void same_dtype_out(const Checker& c, const Value& out) { c.dtype(out, c.in(0).dtype); }
 
-void integer_indices(const Checker& c, const Value& v) {
-  if (!is_index_dtype(v.dtype)) c.fail("indices '" + v.name + "' must be int64 or int32, got " + dtype_name(v.dtype));
-}
-
 Shape reshape_rule(const Checker& c, const Value& out) {
   c.inputs(1);
   same_dtype_out(c, out);
@@ -139,7 +135,7 @@ Shape repeat_rule(const Checker& c, const Value& out) {
 Shape take_rule(const Checker& c, const Value& out) {
   c.inputs(2);
   same_dtype_out(c, out);
-  integer_indices(c, c.in(1));
+  c.indices(c.in(1));
   const Shape& x = c.in(0).shape;
   if (x.empty()) c.fail("input must have at least one axis");
   const int64_t axis = c.axis("axis", x.size());
@@ -152,7 +148,7 @@ Shape take_rule(const Checker& c, const Value& out) {
 Shape gather_rule(const Checker& c, const Value& out) {
   c.inputs(2);
   same_dtype_out(c, out);
-  integer_indices(c, c.in(1));
+  c.indices(c.in(1));
   const Shape &x = c.in(0).shape, &index = c.in(1).shape;
   if (x.size() != index.size() || x.empty()) c.fail("indices " + shape_str(index) + " must have the input's rank " + shape_str(x));
   const int64_t axis = c.axis("axis", x.size());
@@ -171,7 +167,7 @@ Shape index_rule(const Checker& c, const Value& out) {
                                                    std::to_string(c.n.inputs.size() - 1) + " index tensors");
   Shape indexed = c.in(1).shape;
   for (size_t j = 0; j < axes.size(); ++j) {
-    integer_indices(c, c.in(j + 1));
+    c.indices(c.in(j + 1));
     if (j && axes[j] != axes[j - 1] + 1) c.fail("the indexed axes must be consecutive and ascending");
     indexed = c.broadcast(indexed, c.in(j + 1).shape);
   }

@@ -23,16 +23,12 @@
 namespace qnnpy {
 namespace {
 
-void integer_indices(const Checker& c, const Value& v) {
-  if (!is_index_dtype(v.dtype)) c.fail("indices '" + v.name + "' must be int64 or int32, got " + dtype_name(v.dtype));
-}
-
 Shape scatter_rule(const Checker& c, const Value& out) {
   c.inputs(3);
   const Value &x = c.in(0), &index = c.in(1), &src = c.in(2);
   c.dtype(out, x.dtype);
   c.dtype(src, x.dtype);
-  integer_indices(c, index);
+  c.indices(index);
   if (x.shape.empty() || index.shape.size() != x.shape.size() || src.shape.size() != x.shape.size()) {
     c.fail("input, index and src must have one rank, got " + shape_str(x.shape) + ", " + shape_str(index.shape) + ", " +
            shape_str(src.shape));
@@ -60,7 +56,7 @@ Shape index_put_rule(const Checker& c, const Value& out) {
                                                    std::to_string(c.n.inputs.size() - 2) + " index tensors");
   Shape indexed = c.in(2).shape;
   for (size_t j = 0; j < axes.size(); ++j) {
-    integer_indices(c, c.in(j + 2));
+    c.indices(c.in(j + 2));
     if (j && axes[j] != axes[j - 1] + 1) c.fail("the indexed axes must be consecutive and ascending");
     indexed = c.broadcast(indexed, c.in(j + 2).shape);
   }

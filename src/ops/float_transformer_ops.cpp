@@ -20,14 +20,14 @@
 namespace qnnpy {
 namespace {
 
-Shape softmax_rule(const Checker& c, const Value&) {
+Shape float_softmax_rule(const Checker& c, const Value&) {
   c.inputs(1);
   if (c.in(0).shape.empty()) c.fail("input must have at least one axis");
   c.axis("axis", c.in(0).shape.size());
   return c.in(0).shape;
 }
 
-Shape layer_norm_rule(const Checker& c, const Value&) {
+Shape float_layer_norm_rule(const Checker& c, const Value&) {
   c.inputs(1);
   const Shape& x = c.in(0).shape;
   const int64_t k = c.n.int_attr("normalized_rank");
@@ -69,11 +69,11 @@ Shape matmul_rule(const Checker& c, const Value&) {
 
 // --- emission -------------------------------------------------------------------
 
-void softmax_emit(Emitter& e, const Node& n) {
+void float_softmax_emit(Emitter& e, const Node& n) {
   e.line(e.out_name(n), "R.nn.softmax(" + e.in_name(n, 0) + ", axis=" + std::to_string(n.int_attr("axis")) + ")");
 }
 
-void layer_norm_emit(Emitter& e, const Node& n) {
+void float_layer_norm_emit(Emitter& e, const Node& n) {
   std::vector<int64_t> axes;
   for (int64_t k = n.int_attr("normalized_rank"); k > 0; --k) axes.push_back(-k);
   const Graph& g = e.graph();
@@ -94,8 +94,8 @@ void matmul_emit(Emitter& e, const Node& n) {
 
 std::vector<OpDef> float_transformer_ops() {
   return {
-      {"float_softmax", OpKind::Float, softmax_rule, softmax_emit, function_runner<run_float_softmax>},
-      {"float_layer_norm", OpKind::Float, layer_norm_rule, layer_norm_emit, function_runner<run_float_layer_norm>},
+      {"float_softmax", OpKind::Float, float_softmax_rule, float_softmax_emit, function_runner<run_float_softmax>},
+      {"float_layer_norm", OpKind::Float, float_layer_norm_rule, float_layer_norm_emit, function_runner<run_float_layer_norm>},
       {"float_gelu", OpKind::Float, gelu_rule, gelu_emit, function_runner<run_float_gelu>},
       {"float_matmul", OpKind::Float, matmul_rule, matmul_emit, function_runner<run_float_matmul>},
   };

@@ -9,11 +9,11 @@
 namespace qnnpy {
 namespace {
 
-using Buffer = std::weak_ptr<const std::vector<uint8_t>>;
+using WeakBytes = std::weak_ptr<const std::vector<uint8_t>>;
 
 struct Entry {
   std::string kind;
-  std::vector<Buffer> buffers;
+  std::vector<WeakBytes> buffers;
   std::vector<int64_t> attributes;
   std::weak_ptr<const void> data;
   int64_t bytes = 0;
@@ -21,7 +21,7 @@ struct Entry {
 
 // By owner: an entry whose buffer was released keeps its packed data (what runners still read) and never matches
 // a buffer made since, which has another owner.
-bool same_buffer(const Buffer& a, const std::shared_ptr<const std::vector<uint8_t>>& b) {
+bool same_buffer(const WeakBytes& a, const std::shared_ptr<const std::vector<uint8_t>>& b) {
   return !a.owner_before(b) && !b.owner_before(a);
 }
 

@@ -14,19 +14,19 @@
 namespace qnnpy {
 namespace {
 
-constexpr int kMR = 3;
+constexpr int kU8S8Rows = 3;
 
 void tile(const uint8_t* a, int64_t kq, int rows, const int8_t* bp, int32_t* c, int64_t ldc, int64_t cols) {
-  const uint8_t* row[kMR];
-  for (int r = 0; r < kMR; ++r) row[r] = a + std::min(r, rows - 1) * kq;  // extra rows re-read the last one
+  const uint8_t* row[kU8S8Rows];
+  for (int r = 0; r < kU8S8Rows; ++r) row[r] = a + std::min(r, rows - 1) * kq;  // extra rows re-read the last one
   const uint8x16_t bias = vdupq_n_u8(0x80);
-  int32x4_t acc[kMR][8];
-  for (int r = 0; r < kMR; ++r)
+  int32x4_t acc[kU8S8Rows][8];
+  for (int r = 0; r < kU8S8Rows; ++r)
     for (int v = 0; v < 8; ++v) acc[r][v] = vdupq_n_s32(0);
   for (int64_t q = 0; q < kq; q += 4, bp += 64) {
     int8x16_t b[4];
     for (int g = 0; g < 4; ++g) b[g] = vld1q_s8(bp + 16 * g);
-    for (int r = 0; r < kMR; ++r) {
+    for (int r = 0; r < kU8S8Rows; ++r) {
       uint32_t quad;
       std::memcpy(&quad, row[r] + q, 4);
       const int8x16_t av = vreinterpretq_s8_u8(veorq_u8(vreinterpretq_u8_u32(vdupq_n_u32(quad)), bias));
@@ -49,7 +49,7 @@ void tile(const uint8_t* a, int64_t kq, int rows, const int8_t* bp, int32_t* c, 
 
 void gemm_u8s8_neon(const uint8_t* a, int64_t m, int64_t kq, const int8_t* b_packed, int64_t n, int32_t* c,
                     int64_t ldc) {
-  neon::for_each_tile<kMR>(m, kq, kq * kGemmNR, n, ldc, c, [&](int64_t i, int rows, int64_t b_off, int32_t* ct, int64_t cols) {
+  neon::for_each_tile<kU8S8Rows>(m, kq, kq * kGemmNR, n, ldc, c, [&](int64_t i, int rows, int64_t b_off, int32_t* ct, int64_t cols) {
     tile(a + i * kq, kq, rows, b_packed + b_off, ct, ldc, cols);
   });
 }

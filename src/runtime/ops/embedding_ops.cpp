@@ -31,20 +31,20 @@ int64_t checked_row(const OpArgs& a, int64_t index, size_t position, int64_t row
   return index;
 }
 
-struct ByteTable {
+struct RowBytes {
   const uint8_t* q;
   const float* scale;
   const float* zero_point;
   int64_t rows, dim;
 };
 
-ByteTable byte_table(const OpArgs& a) {
+RowBytes byte_table(const OpArgs& a) {
   const Param& w = a.graph.node_param(a.node, "weight");
   return {w.data<uint8_t>(), a.graph.node_param(a.node, "weight_scale").data<float>(), a.graph.node_param(a.node, "weight_zero_point").data<float>(), w.shape[0], w.shape[1]};
 }
 
 // acc += the row's contribution, weighted by w (1 for an unweighted bag): fbgemm's step above.
-void accumulate_row(const ByteTable& t, int64_t row, float w, float* acc) {
+void accumulate_row(const RowBytes& t, int64_t row, float w, float* acc) {
   const float bias = t.zero_point[row] * t.scale[row] * -1.0f;
   const float scale = w * t.scale[row], weighted_bias = w * bias;
   const uint8_t* q = t.q + row * t.dim;
@@ -54,7 +54,7 @@ void accumulate_row(const ByteTable& t, int64_t row, float w, float* acc) {
 }  // namespace
 
 void run_embedding(const OpArgs& a) {
-  const ByteTable t = byte_table(a);
+  const RowBytes t = byte_table(a);
   const std::vector<int64_t>& idx = a.in_buf().idx;
   std::vector<float>& out = a.out_buf().f;
   out.assign(idx.size() * t.dim, 0.0f);
@@ -62,7 +62,7 @@ void run_embedding(const OpArgs& a) {
 }
 
 void run_embedding_bag(const OpArgs& a) {
-  const ByteTable t = byte_table(a);
+  const RowBytes t = byte_table(a);
   const Value& indices = a.in(0);
   const std::vector<int64_t>& idx = a.in_buf().idx;
   const int64_t count = static_cast<int64_t>(idx.size());
