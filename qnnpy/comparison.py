@@ -15,6 +15,7 @@ from qnnpy.capture.pt2e_capture import is_pt2e_graph
 from qnnpy.convert.converter import capture, from_torch
 from qnnpy.module import QDQModule
 from qnnpy.profiles import current_engine, default_profile, shown_profiles
+from qnnpy.quantized_types import is_tensor
 
 
 PT2E_REFERENCE = "PT2E reference"
@@ -163,7 +164,7 @@ def _reference_feed(module: QDQModule, values: dict[str, Any]) -> dict[str, np.n
     for info in module.graph.values():
         node = module.torch_nodes.get(info["name"])
         theirs = values.get(node) if node is not None else None
-        if not isinstance(theirs, torch.Tensor):
+        if not is_tensor(theirs):
             continue
         array = theirs.detach().int_repr().numpy() if theirs.is_quantized else theirs.detach().numpy()
         if str(array.dtype) == info["dtype"] and tuple(array.shape) == tuple(info["shape"]):

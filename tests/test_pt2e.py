@@ -367,13 +367,26 @@ def test_a_constant_quantized_to_uint8_is_a_float_constant():
     assert np.abs(got - want).max() <= 1e-5 * np.abs(want).max()
 
 
-def test_converting_and_comparing_print_no_warning_of_qnnpys_own_making():
-    """PyTorch warns that its quantized tensor creation functions will be removed; qnnpy's PT2E front end makes
-    such tensors as its internal form, and that warning is not the user's to see."""
+# PyTorch's quantized tensor creation functions, which it warns "will be removed".
+QUANTIZED_TENSOR_CREATION = ("_make_per_tensor_quantized_tensor", "_make_per_channel_quantized_tensor",
+                             "quantize_per_tensor", "quantize_per_channel", "quantize_per_tensor_dynamic")
+
+
+def test_converting_and_comparing_make_no_torch_quantized_tensor_and_print_no_warning(monkeypatch):
+    """A PT2E graph carries integers and qparams apart, and qnnpy reads them as its own QuantizedValue: converting
+    and comparing call none of the quantized tensor creation functions PyTorch is removing, and warn nothing."""
     model = pt2e("resnet18", "x86")
     x = inputs(1)
+
+    def removed(*args, **kwargs):
+        raise AssertionError("a torch quantized tensor was made")
+
+    for name in QUANTIZED_TENSOR_CREATION:
+        monkeypatch.setattr(torch, name, removed)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         module = qnnpy.from_torch(model, x)
-        qnnpy.compare(model, module, x)
+        report = qnnpy.compare(model, module, x)
     assert [str(w.message)[:80] for w in caught] == []
+    rows = [row for profile_rows in report.layers.values() for row in profile_rows]
+    assert rows and all(row.total > 0 for row in rows)  # PyTorch's integers read and compared, layer by layer

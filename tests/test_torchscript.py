@@ -14,6 +14,7 @@ from qnnpy.capture import script_ops
 from qnnpy.capture.torchscript_archive import packed_param_states
 from qnnpy.convert.torch_weight_reader import conv_state, conv_state_from_tuple
 from qnnpy.errors import ConversionError, UnsupportedOpsError
+from qnnpy.quantized_types import QuantizedValue
 from script_archives import rewrite_conv_states
 from script_models import (
     FUNCTIONAL_CONV, quantized_functional_fx, quantized_tiny_resnet, quantized_unsupported, save_and_load,
@@ -155,6 +156,24 @@ def test_hand_made_archives_store_layouts_2_and_3_and_decode_alike(archives):
         np.testing.assert_array_equal(state.weight.data, loaded.weight.data)
         np.testing.assert_array_equal(state.weight.scale, loaded.weight.scale)
         np.testing.assert_array_equal(state.bias, loaded.bias)
+
+
+def test_archive_weights_are_read_without_making_torch_quantized_tensors(archives, monkeypatch):
+    """The reader rebuilds stored quantized tensors as qnnpy's QuantizedValue (PyTorch is removing the functions
+    that make quantized tensors): the same integers and qparams torch.jit.load gives."""
+    def removed(*args, **kwargs):
+        raise AssertionError("a torch quantized tensor was made")
+
+    for name in ("_make_per_tensor_quantized_tensor", "_make_per_channel_quantized_tensor", "quantize_per_tensor",
+                 "quantize_per_channel"):
+        monkeypatch.setattr(torch, name, removed)
+    _, (_, weight), _ = _conv_state(archives["torch"])
+    monkeypatch.undo()
+    assert isinstance(weight, QuantizedValue)
+    loaded = torch.jit.load(str(archives["torch"]))._packed_weight_0.unpack()[0]
+    assert torch.equal(weight.int_repr(), loaded.int_repr()) and weight.qscheme() == loaded.qscheme()
+    assert torch.equal(weight.q_per_channel_scales(), loaded.q_per_channel_scales())
+    assert torch.equal(weight.q_per_channel_zero_points(), loaded.q_per_channel_zero_points())
 
 
 @pytest.mark.parametrize("layout", ["v2", "v3"])

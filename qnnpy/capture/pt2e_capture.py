@@ -8,11 +8,11 @@ form the converter table reads:
 
 - an *island* ``dequantize -> aten op [-> activation] -> quantize`` becomes the aten op
   on the quantized inputs, whose example output is the quantized tensor of the island's
-  quantize (a torch quantized tensor, so converters read its qparams); a ReLU after
+  quantize (a :class:`~qnnpy.quantized_types.QuantizedValue`, whose qparams converters read); a ReLU after
   conv / linear / add is fused (``meta["pt2e_fused_relu"]``), another activation stays a
   node on the quantized value with the same qparams (clamping commutes with quantizing);
-- a weight (a dequantize of a constant) becomes one ``get_attr`` of a torch quantized
-  tensor holding the int8 values exactly;
+- a weight (a dequantize of a constant) becomes one ``get_attr`` of a quantized value
+  holding the int8 values exactly;
 - every other aten op keeps its float example output: a *float op* (the quantizer left it
   in float), converted to the float op family; its dequantized inputs stay dequantize nodes,
   and a quantize of its output stays a quantize node. So does the op of a ``dequantize -> op
@@ -35,7 +35,7 @@ import torch.utils._pytree as pytree
 from qnnpy.capture.aten_targets import folded_value, functional, is_random
 from qnnpy.capture.fx_capture import CapturedGraph
 from qnnpy.errors import ConversionError
-from qnnpy.quantized_types import quantized_tensor
+from qnnpy.quantized_types import QuantizedValue
 
 _qd = torch.ops.quantized_decomposed
 QUANTIZE = {_qd.quantize_per_tensor.default, _qd.quantize_per_tensor.tensor}
@@ -133,27 +133,27 @@ def _scalar(v: Any) -> float:
     return float(v.item() if isinstance(v, torch.Tensor) else v)
 
 
-def _quantized_activation(node: torch.fx.Node, values: dict) -> torch.Tensor:
-    """The value of a quantize_per_tensor node as a torch quantized tensor (quint8 / qint8)."""
+def _quantized_activation(node: torch.fx.Node, values: dict) -> QuantizedValue:
+    """The value of a quantize_per_tensor node as a quantized value (uint8 / int8 with its qparams)."""
     _, scale, zero_point, qmin, qmax, dtype = (values.get(a, a) for a in node.args[:6])
     if dtype not in _DTYPES or (int(qmin), int(qmax)) != _DTYPES[dtype][1:]:
         raise ConversionError(f"{_where(node)}: activations quantized to {dtype} in [{qmin}, {qmax}] are not supported "
                               "(only the full range of uint8 or int8)")
-    return quantized_tensor(values[node], _scalar(scale), int(_scalar(zero_point)))
+    return QuantizedValue(values[node], _scalar(scale), int(_scalar(zero_point)))
 
 
 def _is_int8(value: Any) -> bool:
     return isinstance(value, torch.Tensor) and value.dtype == torch.int8
 
 
-def _quantized_weight(node: torch.fx.Node, values: dict) -> torch.Tensor:
-    """A dequantize of a constant int8 tensor as a torch qint8 tensor with the same values."""
+def _quantized_weight(node: torch.fx.Node, values: dict) -> QuantizedValue:
+    """A dequantize of a constant int8 tensor as a quantized value holding the same int8 values."""
     data = values[node.args[0]]
     if node.target == _qd.dequantize_per_channel.default:
         scales, zero_points, axis = (values.get(a, a) for a in node.args[1:4])
-        return quantized_tensor(data, scales, zero_points, int(axis))
+        return QuantizedValue(data, scales, zero_points, int(axis))
     scale, zero_point = (values.get(a, a) for a in node.args[1:3])
-    return quantized_tensor(data, _scalar(scale), int(_scalar(zero_point)))
+    return QuantizedValue(data, _scalar(scale), int(_scalar(zero_point)))
 
 
 def _constants(gm: torch.fx.GraphModule) -> set[torch.fx.Node]:

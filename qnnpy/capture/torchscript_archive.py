@@ -26,7 +26,7 @@ import torch.jit._pickle
 
 from qnnpy.errors import ConversionError
 from qnnpy.quantized_types import (ALL_SCHEMES, INTEGER_DTYPE, PER_CHANNEL_SCHEMES, PER_TENSOR_SCHEMES,
-                                    quantized_tensor)
+                                    QuantizedValue)
 
 PACKED_PARAMS_PREFIX = "__torch__.torch.classes.quantized."
 
@@ -61,9 +61,9 @@ def _rebuild_quantized_tensor(storage: _Storage, offset: int, size: tuple[int, .
     values = _strided(storage, offset, size, stride)
     scheme = qparams[0]
     if scheme in PER_TENSOR_SCHEMES:
-        return quantized_tensor(values, qparams[1], qparams[2])
+        return QuantizedValue(values, qparams[1], qparams[2])
     if scheme in PER_CHANNEL_SCHEMES:
-        return quantized_tensor(values, qparams[1], qparams[2], qparams[3])
+        return QuantizedValue(values, qparams[1], qparams[2], qparams[3])
     raise ConversionError(f"TorchScript archive: quantization scheme {scheme} is not supported")
 
 

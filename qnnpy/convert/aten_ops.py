@@ -13,6 +13,7 @@ import torch.fx
 from qnnpy.convert.context import ConversionContext, op_name
 from qnnpy.convert.torch_weight_reader import QuantizedWeight, quantized_weight
 from qnnpy.errors import ConversionError
+from qnnpy.quantized_types import is_quantized
 
 FLOAT32_MAX = struct.unpack("f", struct.pack("I", 0x7F7FFFFF))[0]
 
@@ -30,7 +31,7 @@ def _pair(v: Any) -> list[int]:
 def _weight(ctx: ConversionContext, node: torch.fx.Node) -> QuantizedWeight:
     """The int8 weight of a conv / linear: a quantized tensor the capture built from the int8 constant."""
     w = ctx.example(node.args[1])
-    if not (isinstance(w, torch.Tensor) and w.is_quantized):
+    if not is_quantized(w):
         raise ConversionError(f"{ctx.source(node)}: the weight of {op_name(ctx.captured.module, node)} is not quantized "
                               "(a float weight is not supported; quantize it with the quantizer's weight spec)")
     return quantized_weight(w, ctx.source(node))

@@ -10,7 +10,7 @@ import torch.fx
 from qnnpy import _core
 from qnnpy.capture.fx_capture import CapturedGraph, node_source
 from qnnpy.errors import ConversionError
-from qnnpy.quantized_types import ACTIVATION_DTYPES, PER_TENSOR_SCHEMES
+from qnnpy.quantized_types import ACTIVATION_DTYPES, PER_TENSOR_SCHEMES, is_quantized, is_tensor
 
 # The dtypes of unquantized values (float ops' inputs, outputs and constants), and the IR's name of each.
 PLAIN_DTYPES = {torch.float32: "float32", torch.int64: "int64", torch.int32: "int32", torch.bool: "bool"}
@@ -63,7 +63,7 @@ class ConversionContext:
         """The graph value id of a tensor argument of ``node``; a constant tensor (a ``get_attr``: parameter,
         buffer, folded constant) becomes a ``float_constant`` node the first time it is used."""
         if isinstance(arg, torch.fx.Node) and arg.name not in self.env and arg.op == "get_attr" \
-                and isinstance(self.example(arg), torch.Tensor):
+                and is_tensor(self.example(arg)):
             self.env[arg.name] = self.constant(arg)
         if not isinstance(arg, torch.fx.Node) or arg.name not in self.env:
             raise ConversionError(f"{self.source(node)}: argument {arg!r:.60} is not a converted tensor")
@@ -127,7 +127,7 @@ class ConversionContext:
         """Add a float op node of value ids ``inputs``; its output takes ``node``'s example dtype and shape unless
         ``dtype`` / ``shape`` are given (an intermediate node of a converter, named with ``suffix``)."""
         example = self.example(node)
-        if isinstance(example, torch.Tensor):
+        if is_tensor(example):
             dtype = dtype or self.plain_dtype(example.dtype, node)
             shape = list(example.shape) if shape is None else shape
         where = self.source(node)
@@ -138,7 +138,7 @@ class ConversionContext:
     def quantized_output(self, node: torch.fx.Node) -> dict[str, Any]:
         """Output dtype, qparams and shape of ``node`` as PyTorch produced them."""
         out = self.captured.values[node.name]
-        if not isinstance(out, torch.Tensor) or not out.is_quantized:
+        if not is_quantized(out):
             raise ConversionError(
                 f"{self.source(node)} ({op_name(self.captured.module, node)}): computes in float here (its output "
                 f"is {getattr(out, 'dtype', type(out).__name__)}); qnnpy converts this op on quantized tensors only"

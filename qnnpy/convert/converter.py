@@ -23,6 +23,7 @@ from qnnpy.convert.ops import CONVERTERS, converts_in_float, has_integer_form
 from qnnpy.convert.torchao_ops import TORCHAO_CONVERTERS, check_torchao_layers
 from qnnpy.errors import ConversionError, UnsupportedOpsError
 from qnnpy.module import QDQModule
+from qnnpy.quantized_types import is_quantized, is_tensor
 
 
 def _table_key(gm: torch.fx.GraphModule, node: torch.fx.Node) -> Any:
@@ -31,10 +32,6 @@ def _table_key(gm: torch.fx.GraphModule, node: torch.fx.Node) -> Any:
     if node.op == "call_method":
         return f"Tensor.{node.target}"
     return node.target
-
-
-def _is_tensor(v: Any) -> bool:
-    return isinstance(v, torch.Tensor)
 
 
 def _outputs(arg: Any) -> list[tuple[str, torch.fx.Node]]:
@@ -102,7 +99,7 @@ def convert_captured(captured: CapturedGraph) -> QDQModule:
     keys = [_table_key(gm, n) for n in gm.graph.nodes if n.op.startswith("call_")]
     dynamic = any(is_dynamic_quantized_op(k) for k in keys)
     weight_only = any(k in WEIGHT_ONLY_QUANTIZED or k in TORCHAO_CONVERTERS for k in keys)
-    if not dynamic and not weight_only and not any(_is_tensor(v) and v.is_quantized for v in captured.values.values()):
+    if not dynamic and not weight_only and not any(is_quantized(v) for v in captured.values.values()):
         raise _float_model_error(captured)
     ctx = ConversionContext(captured)
     problems: list[tuple[str, str]] = []
@@ -116,7 +113,7 @@ def convert_captured(captured: CapturedGraph) -> QDQModule:
             if not problems:
                 _mark_outputs(ctx, node, captured.output_names)
             continue
-        if node.op == "get_attr" or not _is_tensor(ctx.example(node)):
+        if node.op == "get_attr" or not is_tensor(ctx.example(node)):
             if any(a.name in failed for a in node.all_input_nodes):
                 failed.add(node.name)  # a tuple of unconverted values (chunk of an unsupported op's output)
             continue  # a constant (packed params, sizes, scales): converted where a converter uses it as a value

@@ -7,6 +7,7 @@ import torch.fx
 
 from qnnpy.convert.context import ConversionContext, op_name
 from qnnpy.errors import ConversionError
+from qnnpy.quantized_types import is_quantized
 
 
 class OpForm:
@@ -36,7 +37,7 @@ class AtenForm(OpForm):
 
     def __call__(self, ctx: ConversionContext, node: torch.fx.Node) -> int:
         example = ctx.example(node)
-        if isinstance(example, torch.Tensor) and example.is_quantized:
+        if is_quantized(example):
             if self.converter is not None:
                 try:
                     return super().__call__(ctx, node)
@@ -64,7 +65,7 @@ def float_island(ctx: ConversionContext, node: torch.fx.Node, float_converter: C
     saved_env: dict[str, int] = {}
     saved_values: dict[str, Any] = {node.name: values[node.name]}
     for a in node.all_input_nodes:
-        if a.name in ctx.env and isinstance(values.get(a.name), torch.Tensor) and values[a.name].is_quantized:
+        if a.name in ctx.env and is_quantized(values.get(a.name)):
             saved_env[a.name], saved_values[a.name] = ctx.env[a.name], values[a.name]
             ctx.env[a.name] = ctx.graph.add_node("dequantize", [saved_env[a.name]], where, f"{where}_in", "float32")
             values[a.name] = values[a.name].dequantize()

@@ -12,7 +12,7 @@ import numpy as np
 import torch
 
 from qnnpy.errors import ConversionError
-from qnnpy.quantized_types import PER_CHANNEL_SCHEMES, PER_TENSOR_SCHEMES, WEIGHT_DTYPE
+from qnnpy.quantized_types import PER_CHANNEL_SCHEMES, PER_TENSOR_SCHEMES, WEIGHT_DTYPE, QuantizedValue, is_quantized
 
 
 @dataclass
@@ -35,9 +35,9 @@ class ConvState:
     bias: np.ndarray | None
 
 
-def quantized_weight(t: torch.Tensor, where: str) -> QuantizedWeight:
+def quantized_weight(t: torch.Tensor | QuantizedValue, where: str) -> QuantizedWeight:
     """Split a qint8 weight tensor into its integer values and qparams."""
-    if not isinstance(t, torch.Tensor) or not t.is_quantized:
+    if not is_quantized(t):
         raise ConversionError(f"{where}: weight is not a quantized tensor (got {type(t).__name__})")
     if t.dtype != WEIGHT_DTYPE:
         raise ConversionError(f"{where}: weight dtype is {t.dtype}; qnnpy needs {WEIGHT_DTYPE} weights")
