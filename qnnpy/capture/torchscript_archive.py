@@ -57,7 +57,7 @@ def _rebuild_tensor(storage: _Storage, offset: int, size: tuple[int, ...], strid
 
 
 def _rebuild_quantized_tensor(storage: _Storage, offset: int, size: tuple[int, ...], stride: tuple[int, ...],
-                              qparams: tuple, requires_grad: bool, backward_hooks: Any) -> torch.Tensor:
+                              qparams: tuple, requires_grad: bool, backward_hooks: Any) -> QuantizedValue:
     values = _strided(storage, offset, size, stride)
     scheme = qparams[0]
     if scheme in PER_TENSOR_SCHEMES:
