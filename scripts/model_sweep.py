@@ -6,6 +6,7 @@ coverage markers. Results are saved after every model, so an interrupted sweep r
     python scripts/model_sweep.py                 # everything (hours on 2 cores)
     python scripts/model_sweep.py --models resnet18,swin_t --quantizers x86
     python scripts/model_sweep.py --tables-only   # rewrite the tables from docs/model_coverage.json
+    python scripts/model_sweep.py --timm deit_tiny_patch16_224 --quantizers xnnpack   # printed only; needs timm
 """
 from __future__ import annotations
 
@@ -112,7 +113,8 @@ def _ok(o: dict) -> bool:
     """The checks of tests/test_model_sweep.py, on a saved outcome."""
     import model_sweep
 
-    return "error" not in o and o["quantized_layers"] >= 5 and o["min_identical"] >= 0.999 and o["max_lsb"] <= 1 \
+    return "error" not in o and o["quantized_layers"] >= 5 and o.get("output_range") != 0 \
+        and o["min_identical"] >= 0.999 and o["max_lsb"] <= 1 \
         and o["top1_equal"] and o["max_float_relative"] <= model_sweep.FLOAT_RELATIVE \
         and o.get("kernels_form_equal") is not False and o.get("other_forms_run") is not False \
         and (not model_sweep.computes_in_int8(o["reference"])
@@ -165,7 +167,7 @@ def tables(results: dict) -> tuple[str, str]:
         "difference in steps; float layers: the largest difference relative to the tensor's range; end to end:",
         "top-1 equal, and the largest difference from PyTorch's eager output relative to the output's range: qnnpy's,",
         "PyTorch's int8 deployment's (torch.compile for X86; ExecuTorch's XNNPACK delegate for XNNPACK where it",
-        "lowers, else torch.compile) and PyTorch's eager run's without oneDNN. Where PyTorch's deployment ran int8",
+        "lowers, else torch.compile) and PyTorch's eager run's without oneDNN or with the math attention backend (the further). Where PyTorch's deployment ran int8",
         "kernels (torch.compile with freezing, ExecuTorch), qnnpy's passes within twice the further of those two",
         "(`tests/model_sweep.py` says why); elsewhere PyTorch computed in float as eager does, and the distance is",
         "reported, not checked. Where an output's range is a few quantization",
@@ -183,7 +185,7 @@ def tables(results: dict) -> tuple[str, str]:
         f"PyTorch's own two paths (to float rounding, 1e-5) on {no_further} of the {len(measured)} that convert.",
         "",
         "| model | quantizer | converts | quantized layers: identical, max steps | float layers | top-1 | distance "
-        "| PyTorch's deployment | eager without oneDNN | TVM kernels | integer, qdq | seconds |",
+        "| PyTorch's deployment | eager without oneDNN / math attention | TVM kernels | integer, qdq | seconds |",
         "|---|---|---|---|---|---|---|---|---|---|---|---|",
         *(_torchvision_row(tv[key]) for key in sorted(tv)),
         "",
@@ -224,6 +226,33 @@ def write_tables(results: dict) -> None:
     print(f"wrote {DOCS.relative_to(ROOT)} and the README's coverage table")
 
 
+def measure_timm(names: list[str], quantizers: list[str]) -> None:
+    """timm's models (random weights, 224x224) measured as the sweep measures torchvision's, printed, not saved:
+    for models from outside torchvision (docs/pt2e.md, "Vision transformers under XNNPACK"). Needs timm."""
+    import timm
+
+    import model_sweep
+
+    def timm_model(name: str) -> torch.nn.Module:
+        torch.manual_seed(0)
+        return timm.create_model(name, pretrained=False).eval()
+
+    model_sweep.float_model = timm_model
+    print(f"{cpu_name()}; torch {torch.__version__.split('+')[0]}, timm {timm.__version__}")
+    for name in names:
+        model_sweep.SIDE[name] = 224
+        for kind in quantizers:
+            start = time.perf_counter()
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                o = model_sweep.measure(name, kind, kernels_form=False)
+            print(f"{name} ({kind}): {o.quantized_layers} quantized layers >= {100 * o.min_identical:.3f}% identical, "
+                  f"max {o.max_lsb} step(s); float layers within {o.max_float_relative:.1e}; end to end "
+                  f"{100 * o.distance:.2f}% of the output range (top-1 {'equal' if o.top1_equal else 'differs'}); "
+                  f"PyTorch's deployment {100 * o.reference_distance:.2f}% ({o.reference}); eager without oneDNN / "
+                  f"math attention {100 * o.floor_distance:.2f}%; {time.perf_counter() - start:.0f} s", flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--models", help="comma-separated torchvision model names (default: all but those left out)")
@@ -232,7 +261,11 @@ def main() -> None:
     parser.add_argument("--other-forms", choices=("all", "families", "none"), default="families",
                         help="build and run TVM's integer and qdq forms for every model, one per family, or none")
     parser.add_argument("--tables-only", action="store_true", help="rewrite the tables from the saved results")
+    parser.add_argument("--timm", help="comma-separated timm model names: measure and print them, save nothing (needs timm)")
     args = parser.parse_args()
+    if args.timm:
+        measure_timm(args.timm.split(","), args.quantizers.split(","))
+        return
     results = _load()
     if not args.tables_only:
         results.update(cpu=cpu_name(), torch=torch.__version__.split("+")[0], date=time.strftime("%Y-%m-%d"))
