@@ -11,6 +11,7 @@ from transformers import BertConfig, BertModel, GPT2Config, GPT2Model, ViTConfig
 from transformers.pytorch_utils import Conv1D
 
 from pt2e_models import quantizer
+from qnnpy.pt2e_fixups import integer_scalars_as_tensors
 
 SEQUENCE, VOCAB = 12, 100
 
@@ -74,7 +75,10 @@ def pt2e(name: str, kind: str) -> torch.fx.GraphModule:
     """``name`` exported (strict) and quantized by quantizer ``kind`` ("x86" or "xnnpack"), calibrated on 4 inputs.
     GPT-2's Conv1D projections are made linears first: exported they are addmm, which the quantizers leave in float."""
     float_model = linears_from_conv1d(model(name))
-    prepared = prepare_pt2e(torch.export.export(float_model, inputs(name, 1)[0], strict=True).module(), quantizer(kind))
+    exported = torch.export.export(float_model, inputs(name, 1)[0], strict=True).module()
+    if kind == "xnnpack":
+        integer_scalars_as_tensors(exported)  # GPT-2's position ids: see qnnpy.pt2e_fixups
+    prepared = prepare_pt2e(exported, quantizer(kind))
     for x in inputs(name, 4, seed=2):
         prepared(*x)
     return convert_pt2e(prepared)

@@ -6,8 +6,9 @@ their dict outputs become named outputs. PT2E: quantized layers fed PyTorch's in
 least 99.9% of their values and within one step (PT2E's float linears sum in another order), float outputs
 within 1e-5 of their range. TVM's kernels form equals the runtime bit for bit; its float form is within 1e-5.
 
-torchao 0.18's testing XNNPACKQuantizer makes GPT-2 unrunnable (its prepared graph feeds an observed float tensor
-to the position embedding's lookup): that pair is left out. X86InductorQuantizer quantizes all three here; on a
+torchao 0.18's testing XNNPACKQuantizer makes GPT-2 unrunnable (it turns the number operand of the position-id add
+into a float32 tensor, so the position embedding's lookup gets float indices): qnnpy.pt2e_fixups'
+integer_scalars_as_tensors, applied before prepare_pt2e, keeps it integer. X86InductorQuantizer quantizes all three here; on a
 BERT whose pooler output is dropped it fails with an IndexError, which removing the dead pooler first avoids
 (test_x86_quantizer_on_bert_without_its_pooler_output, docs/convert.md).
 """
@@ -22,13 +23,15 @@ import torch
 import qnnpy
 from qnnpy import _core
 import hf_models
+from pt2e_models import quantizer
+from qnnpy.pt2e_fixups import integer_scalars_as_tensors
 from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
 
 FLOAT_RELATIVE = 1e-5
 OUTPUTS = {"bert": ["last_hidden_state", "pooler_output"], "gpt2": ["last_hidden_state"],
            "vit": ["last_hidden_state", "pooler_output"]}
 DYNAMIC_FAST = {"bert"}
-PT2E_FAST = {("bert", "xnnpack"), ("gpt2", "x86")}
+PT2E_FAST = {("bert", "xnnpack"), ("gpt2", "x86"), ("gpt2", "xnnpack")}
 
 
 def _leaves(out: object) -> list[np.ndarray]:
@@ -72,12 +75,10 @@ def test_dynamic_quantized_model_converts_by_tracing_and_agrees(name):
     _assert_tvm_forms(module, x)
 
 
-# GPT-2 under the XNNPACK quantizer fails in PyTorch itself, before qnnpy: the prepared model's calibration run
-# stops in aten.embedding of the position ids (torchao 0.18: "Expected tensor for argument #1 'indices' to have
-# one of the following scalar types: Long, Int; but got torch.FloatTensor").
+# GPT-2 under the XNNPACK quantizer goes through qnnpy.pt2e_fixups.integer_scalars_as_tensors first (hf_models.pt2e;
+# test_xnnpack_quantizer_calibrates_gpt2_after_the_integer_scalar_fixup).
 @pytest.mark.parametrize("name, kind", [pytest.param(n, k, marks=() if (n, k) in PT2E_FAST else pytest.mark.slow)
-                                        for n in hf_models.MODELS for k in ("x86", "xnnpack")
-                                        if (n, k) != ("gpt2", "xnnpack")])
+                                        for n in hf_models.MODELS for k in ("x86", "xnnpack")])
 def test_pt2e_model_converts_and_agrees(name, kind):
     gm = hf_models.pt2e(name, kind)
     x = hf_models.inputs(name, 1)[0]
@@ -122,3 +123,20 @@ def test_x86_quantizer_on_bert_without_its_pooler_output():
     module = qnnpy.from_torch(gm, x)
     assert len(module.output_info) == 1, module.output_info
     _assert_outputs_agree(gm, module, hf_models.inputs("bert", 2, seed=3))
+
+
+def test_xnnpack_quantizer_calibrates_gpt2_after_the_integer_scalar_fixup():
+    """The XNNPACK quantizer makes the number operand of GPT-2's position-id add a float32 tensor, and calibration
+    stops in aten.embedding (PyTorch's failure, asserted so that this test notices when torchao mends it); with
+    integer_scalars_as_tensors the add keeps int64 and the model calibrates (and converts: the test above)."""
+    float_model = hf_models.linears_from_conv1d(hf_models.model("gpt2"))
+    x = hf_models.inputs("gpt2", 1)[0]
+    plain = prepare_pt2e(torch.export.export(float_model, x, strict=True).module(), quantizer("xnnpack"))
+    with pytest.raises(RuntimeError, match="Expected tensor for argument #1 'indices' to have one of the following"):
+        plain(*x)
+    fixed = torch.export.export(float_model, x, strict=True).module()
+    assert integer_scalars_as_tensors(fixed) >= 1
+    added = [n for n in fixed.graph.nodes if n.op == "get_attr" and n.target.startswith("_integer_operand_")]
+    assert added and all(getattr(fixed, n.target).dtype == torch.int64 for n in added)
+    prepared = prepare_pt2e(fixed, quantizer("xnnpack"))
+    prepared(*x)
