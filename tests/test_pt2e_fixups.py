@@ -1,0 +1,71 @@
+"""qnnpy.pt2e_fixups on the graphs PyTorch's quantizers fail on (GPT-2's integer position ids under XNNPACK:
+tests/test_hf_transformers.py). Each test asserts PyTorch's failure without the fix-up, so that it notices when
+torchao mends it, and the model converted with it."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from torch import nn
+from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
+
+import qnnpy
+from qnnpy import _core
+from qnnpy.pt2e_fixups import additions_of_zero_removed
+from pt2e_models import quantizer
+
+
+class SumFromZero(nn.Module):
+    """A sum started at the number 0, as timm's MobileOne blocks (FastViT) start theirs: ``0 + bn(conv(x))``."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv, self.bn, self.head = nn.Conv2d(3, 8, 3, padding=1), nn.BatchNorm2d(8), nn.Conv2d(8, 4, 1)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        total = 0
+        total = total + self.bn(self.conv(x))
+        return self.head(torch.relu(total)) - 0
+
+
+def _exported(x: torch.Tensor) -> torch.fx.GraphModule:
+    torch.manual_seed(0)
+    model = SumFromZero().eval()
+    return torch.export.export(model, (x,), strict=True).module()
+
+
+def test_x86_quantizer_takes_a_sum_from_zero_once_the_zero_is_removed():
+    x = torch.randn(1, 3, 16, 16, generator=torch.Generator().manual_seed(1))
+    with pytest.raises(AssertionError):
+        prepare_pt2e(_exported(x), quantizer("x86"))  # _get_input_idx_for_binary_node: the 0 is no graph node
+    gm = _exported(x)
+    with torch.no_grad():
+        before = gm(x)
+    assert additions_of_zero_removed(gm) == 2  # the add of 0 and the subtraction of 0
+    assert not [n for n in gm.graph.nodes if n.target in (torch.ops.aten.add.Tensor, torch.ops.aten.sub.Tensor)]
+    with torch.no_grad():
+        assert torch.equal(gm(x), before)
+    prepared = prepare_pt2e(gm, quantizer("x86"))
+    for seed in range(4):
+        prepared(torch.randn(1, 3, 16, 16, generator=torch.Generator().manual_seed(10 + seed)))
+    quantized = convert_pt2e(prepared)
+    module = qnnpy.from_torch(quantized, (x,))
+    report = qnnpy.compare(quantized, module, [x], profiles=["fbgemm"], reference_inputs=True)
+    layers = [r for r in report.layers["fbgemm"] if _core.op_info(r.op)["kind"] != "float"]
+    assert len(layers) >= 2 and all(r.identical == r.total for r in layers)
+    with torch.no_grad():
+        want = quantized(x).numpy()
+    got = module.run(x.numpy(), profile="fbgemm").outputs[0].dequantized
+    assert np.abs(got - want).max() <= 1e-5 * np.abs(want).max()
+
+
+def test_only_a_number_zero_is_removed():
+    graph = torch.fx.Graph()
+    x = graph.placeholder("x")
+    kept = [graph.call_function(torch.ops.aten.add.Tensor, (x, 1)), graph.call_function(torch.ops.aten.sub.Tensor, (0, x)),
+            graph.call_function(torch.ops.aten.add.Tensor, (x, x))]
+    graph.output(tuple(kept))
+    gm = torch.fx.GraphModule({}, graph)
+    for node in gm.graph.nodes:
+        node.meta["val"] = torch.zeros(2)
+    assert additions_of_zero_removed(gm) == 0
