@@ -1,4 +1,4 @@
-"""qnnpy.pt2e_fixups on the graphs PyTorch's quantizers fail on (GPT-2's integer position ids under XNNPACK:
+"""qnnpy.pt2e_fixups on the graphs PyTorch's quantizers fail on (GPT-2's integer position ids under XNNPACK also in
 tests/test_hf_transformers.py). Each test asserts PyTorch's failure without the fix-up, so that it notices when
 torchao mends it, and the model converted with it."""
 from __future__ import annotations
@@ -9,9 +9,11 @@ import torch
 from torch import nn
 from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
 
+from transformers import LlamaConfig, LlamaModel, RobertaConfig, RobertaModel
+
 import qnnpy
 from qnnpy import _core
-from qnnpy.pt2e_fixups import additions_of_zero_removed
+from qnnpy.pt2e_fixups import additions_of_zero_removed, integer_scalars_as_tensors
 from pt2e_models import quantizer
 
 
@@ -69,3 +71,41 @@ def test_only_a_number_zero_is_removed():
     for node in gm.graph.nodes:
         node.meta["val"] = torch.zeros(2)
     assert additions_of_zero_removed(gm) == 0
+
+
+_SMALL = dict(vocab_size=100, hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64)
+# Decoders and encoders whose position ids add a number to integers; the error PyTorch stops with under XNNPACK.
+POSITION_ID_MODELS = {
+    "llama": (lambda: LlamaModel(LlamaConfig(**_SMALL, num_key_value_heads=1, use_cache=False)),
+              "tensors used as indices must be long, int, byte or bool tensors"),
+    "roberta": (lambda: RobertaModel(RobertaConfig(**_SMALL, max_position_embeddings=64)), "Tensor dtype mismatch"),
+}
+
+
+def _token_ids(seed: int) -> torch.Tensor:
+    return torch.randint(3, 100, (1, 12), generator=torch.Generator().manual_seed(seed))
+
+
+@pytest.mark.parametrize("name", sorted(POSITION_ID_MODELS))
+def test_xnnpack_quantizer_takes_integer_position_ids_once_their_numbers_are_tensors(name):
+    build, failure = POSITION_ID_MODELS[name]
+    torch.manual_seed(0)
+    model = build().eval()
+    x = _token_ids(1)
+
+    def calibrated(fix: bool) -> torch.fx.GraphModule:
+        gm = torch.export.export(model, (x,), strict=False).module()
+        if fix:
+            assert integer_scalars_as_tensors(gm) >= 1
+        prepared = prepare_pt2e(gm, quantizer("xnnpack"))
+        for seed in range(4):
+            prepared(_token_ids(10 + seed))
+        return convert_pt2e(prepared)
+
+    with pytest.raises((IndexError, RuntimeError), match=failure):
+        calibrated(fix=False)
+    quantized = calibrated(fix=True)
+    module = qnnpy.from_torch(quantized, (x,))
+    report = qnnpy.compare(quantized, module, [x], profiles=["fbgemm"], reference_inputs=True)
+    layers = [r for r in report.layers["fbgemm"] if _core.op_info(r.op)["kind"] != "float"]
+    assert len(layers) >= 20 and all(r.identical == r.total for r in layers)
