@@ -275,6 +275,18 @@ class Pool3d(nn.Module):
         return self.pool(self.conv(x))
 
 
+class GlobalPool3d(nn.Module):
+    """conv3d -> the global adaptive_avg_pool3d of video models, on the quantized tensor."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv3d(3, 6, 3, padding=1)
+        self.pool = nn.AdaptiveAvgPool3d(1)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.pool(self.conv(x))
+
+
 class Regrid(nn.Module):
     """conv -> flatten -> reshape back (a contiguous copy in PyTorch) -> avg_pool2d (its contiguous rule: the zero point is added before rounding, and 2x2 windows make ties)."""
 
@@ -336,6 +348,7 @@ def op_cases() -> dict[str, tuple[nn.Module, tuple[int, ...]]]:
         "linear_on_rank4": (LinearOverLastAxis(), (3, 12, 10)),
         "conv3d": (Volumetric(), (3, 5, 9, 8)),
         "max_pool3d": (Pool3d(), (3, 4, 9, 11)),
+        "adaptive_avg_pool3d": (GlobalPool3d(), (3, 5, 7, 6)),
     }
 
 

@@ -80,6 +80,8 @@ SCRIPT_KINDS = {
     F.max_pool3d: ["aten::max_pool3d"],
     torch.max_pool3d: ["aten::max_pool3d"],
     nn.AdaptiveAvgPool2d: ["aten::adaptive_avg_pool2d"],
+    nn.AdaptiveAvgPool3d: ["aten::adaptive_avg_pool3d"],
+    F.adaptive_avg_pool3d: ["aten::adaptive_avg_pool3d"],
     F.adaptive_avg_pool2d: ["aten::adaptive_avg_pool2d"],
     torch.flatten: ["aten::flatten"],
     nn.Flatten: ["aten::flatten"],

@@ -412,6 +412,30 @@ def convert_adaptive_avg_pool2d(ctx: ConversionContext, node: torch.fx.Node) -> 
     return _adaptive_avg_pool2d(ctx, node, float_mean=False)
 
 
+def convert_adaptive_avg_pool3d(ctx: ConversionContext, node: torch.fx.Node) -> int:
+    """``nn.AdaptiveAvgPool3d`` / ``F.adaptive_avg_pool3d`` on a quantized (N, C, D, H, W) tensor to one value per
+    channel (the global pool of video models): adaptive_avg_pool2d of (N, C, D * H, W) to (1, 1). PyTorch's 2-D and
+    3-D quantized adaptive pools are one kernel (AdaptiveAveragePooling.cpp: the window's integers summed, one
+    requantization by input scale / output scale / element count), so this is PyTorch's computation. Other
+    output sizes are refused: their windows along D do not combine with those along H."""
+    x = ctx.example(node.args[0])
+    out = ctx.example(node)
+    if x.dim() != 5 or tuple(out.shape[2:]) != (1, 1, 1):
+        raise ConversionError(f"{ctx.source(node)}: quantized adaptive_avg_pool3d to {tuple(out.shape[2:])} of an input "
+                              f"of shape {tuple(x.shape)} is not supported (only the global pool of an (N, C, D, H, W) "
+                              "input, output size 1)")
+    n, c, d, h, w = x.shape
+    where = ctx.source(node)
+    qparams = {k: v for k, v in ctx.quantized_output(node).items() if k != "expected_shape"}
+    planes = ctx.graph.add_node("reshape", [ctx.value(node.args[0], node)], where, f"{where}_planes",
+                                ints={"shape": [n, c, d * h, w]}, floats={}, out_dtype=qparams["out_dtype"],
+                                out_scale=x.q_scale(), out_zero_point=x.q_zero_point(), expected_shape=[n, c, d * h, w])
+    pooled = ctx.graph.add_node("adaptive_avg_pool2d", [planes], where, f"{where}_pool", ints={"output_size": [1, 1]},
+                                floats={}, **qparams, expected_shape=[n, c, 1, 1])
+    return ctx.graph.add_node("reshape", [pooled], where, where, ints={"shape": [n, c, 1, 1, 1]}, floats={},
+                              **qparams, expected_shape=[n, c, 1, 1, 1])
+
+
 def convert_aten_adaptive_avg_pool2d(ctx: ConversionContext, node: torch.fx.Node) -> int:
     """``aten.adaptive_avg_pool2d`` anchoring a PT2E island. PT2E computes it as dequantize -> float pool ->
     quantize (to a 1x1 output, aten's float mean), whose rounding of the exact average's ties the runtime
@@ -669,6 +693,8 @@ CONVERTERS: dict[Any, Converter] = {
     F.max_pool3d: convert_max_pool3d,
     torch.max_pool3d: convert_max_pool3d,
     nn.AdaptiveAvgPool2d: convert_adaptive_avg_pool2d,
+    nn.AdaptiveAvgPool3d: convert_adaptive_avg_pool3d,
+    F.adaptive_avg_pool3d: convert_adaptive_avg_pool3d,
     F.adaptive_avg_pool2d: convert_adaptive_avg_pool2d,
     torch.flatten: convert_reshape,
     nn.Flatten: convert_reshape,
