@@ -63,6 +63,22 @@ def test_training_mode_is_refused():
         qnnpy.from_torch(model.train(), (x,))
 
 
+def test_a_pt2e_graph_the_quantizer_left_float_is_called_a_float_model_not_a_training_one():
+    """X86InductorQuantizer annotates no 3-D conv: convert_pt2e returns the graph with nothing quantized (and, as
+    every exported graph, its training flag set), which is a float model, whatever the flag says."""
+    from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
+
+    from pt2e_models import quantizer
+
+    x = torch.randn(1, 3, 4, 6, 5)
+    prepared = prepare_pt2e(torch.export.export(nn.Conv3d(3, 4, 3).eval(), (x,), strict=True).module(), quantizer("x86"))
+    prepared(x)
+    graph = convert_pt2e(prepared)
+    assert graph.training
+    with pytest.raises(ConversionError, match="computes no quantized tensor: it is a float model"):
+        qnnpy.from_torch(graph, (x,))
+
+
 class TwoUnsupported(nn.Module):
     def __init__(self):
         super().__init__()

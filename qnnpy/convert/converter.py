@@ -220,7 +220,9 @@ def from_torch(model: torch.nn.Module | torch.export.ExportedProgram,
             "Quantize it first (torchao's prepare_pt2e / calibrate / convert_pt2e)."
         )
     _refuse_unconverted(model)
-    if getattr(model, "training", False) and not is_pt2e_graph(model):  # a frozen ScriptModule has no flag: torch.jit.freeze needs eval mode
+    # A frozen ScriptModule has no flag (torch.jit.freeze needs eval mode); a graph from torch.export has its ops
+    # fixed at export (its flag says nothing), so a PT2E graph with nothing quantized meets the float-model error.
+    if getattr(model, "training", False) and not is_pt2e_graph(model) and not _from_export(model):
         raise ConversionError(f"{type(model).__name__} is in training mode; call model.eval() before converting")
     if isinstance(example_inputs, torch.Tensor):
         example_inputs = (example_inputs,)
@@ -248,6 +250,13 @@ def _captured(model: torch.nn.Module, example_inputs: tuple[torch.Tensor, ...]) 
         except ValueError as e:
             raise ConversionError(str(e)) from e.__cause__
         raise
+
+
+def _from_export(model: torch.nn.Module) -> bool:
+    """Whether ``model`` is a GraphModule torch.export made (its placeholders carry example values), as
+    prepare_pt2e / convert_pt2e return it."""
+    return isinstance(model, torch.fx.GraphModule) and any(
+        "val" in n.meta for n in model.graph.nodes if n.op == "placeholder")
 
 
 def _refuse_unconverted(model: torch.nn.Module) -> None:
