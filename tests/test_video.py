@@ -90,3 +90,36 @@ def test_torchvision_r3d_18_converts_and_agrees():
     ours = [module.run(x.numpy()).outputs[0].dequantized for x in xs]
     floor = max_relative([o[0] for o in without_mkldnn(gm, xs)], theirs)
     assert max_relative(ours, theirs) <= distance_bound(0.0, floor)
+
+
+class Trilinear(nn.Module):
+    """A quantized 2-D conv over the frames of a clip, then the clip resampled in float (trilinear)."""
+
+    def __init__(self, resample: dict) -> None:
+        super().__init__()
+        self.conv = nn.Conv2d(3, 4, 3, padding=1)
+        self.resample = resample
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        n, c, d, h, w = x.shape
+        frames = self.conv(x.transpose(1, 2).reshape(n * d, c, h, w))
+        clip = frames.reshape(n, d, 4, h, w).transpose(1, 2)
+        return nn.functional.interpolate(clip, mode="trilinear", **self.resample)
+
+
+@pytest.mark.parametrize("resample", [{"scale_factor": (2, 1.5, 2)}, {"size": (7, 5, 9), "align_corners": True},
+                                      {"scale_factor": (0.5, 1.7, 0.8), "recompute_scale_factor": True},
+                                      {"scale_factor": (1.5, 2.5, 1.25)}])
+def test_trilinear_resampling_agrees_with_pytorch_to_float_rounding(resample):
+    """upsample_trilinear3d as two bilinear resamplings, over (H, W) then over D (PyTorch interpolates D outermost
+    too, but forms its weights and products its own way): fed PyTorch's own input, the float output within 1e-6 of
+    its range (measured: 54 to 95% of the values identical, the largest difference 4.2e-7 of the range)."""
+    torch.manual_seed(0)
+    shape = (1, 3, 4, 6, 5)
+    gm = _quantized(Trilinear(resample), "x86", shape)
+    xs = [torch.randn(shape, generator=torch.Generator().manual_seed(seed)) for seed in (1, 2)]
+    module = qnnpy.from_torch(gm, (xs[0],))
+    assert "float_upsample_bilinear2d" in {n["op"] for n in module.nodes()}
+    report = qnnpy.compare(gm, module, xs, profiles=["fbgemm"], reference_inputs=True)
+    final = [row for row in report.layers["fbgemm"] if row.source == "upsample_trilinear3d"]
+    assert final and final[-1].total > 0 and final[-1].max_relative <= 1e-6, report.table()

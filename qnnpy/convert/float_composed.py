@@ -60,18 +60,19 @@ class _Steps:
 
 
 def _pool3d(ctx: ConversionContext, node: torch.fx.Node, x: Any, op: str, ints_hw: dict[str, list[int]],
-            ints_d: dict[str, list[int]]) -> int:
-    """A 3-D pool of (N, C, D, H, W) as two 2-D pools: ``op`` over (H, W) of (N, C * D, H, W), then over D of
-    (N, C, D, Ho * Wo) with a window of width 1 along the second axis."""
+            ints_d: dict[str, list[int]], floats_hw: dict[str, float] | None = None,
+            floats_d: dict[str, float] | None = None) -> int:
+    """A 3-D pool (or resampling) of (N, C, D, H, W) as two 2-D ones: ``op`` over (H, W) of (N, C * D, H, W), then
+    over D of (N, C, D, Ho * Wo) with a window of width 1 along the second axis."""
     if rank_of(ctx, x) != 5:
         raise refuse(ctx, node, "3-D pooling of an input without its batch axis is not supported")
     n, c, d, h, w = ctx.example(x).shape
     _, _, do, ho, wo = ctx.example(node).shape
     s = _Steps(ctx, node)
     planes = s.reshape(operands(ctx, node, [x], "float32")[0], [n, c * d, h, w])
-    pooled_hw = s.add(op, [planes], [n, c * d, ho, wo], ints=ints_hw)
+    pooled_hw = s.add(op, [planes], [n, c * d, ho, wo], ints=ints_hw, floats=floats_hw)
     columns = s.reshape(pooled_hw, [n, c, d, ho * wo])
-    pooled = s.add(op, [columns], [n, c, do, ho * wo], ints=ints_d)
+    pooled = s.add(op, [columns], [n, c, do, ho * wo], ints=ints_d, floats=floats_d)
     return s.reshape(pooled, [n, c, do, ho, wo], final=True)
 
 
@@ -114,6 +115,21 @@ def convert_adaptive_avg_pool3d(ctx: ConversionContext, node: torch.fx.Node) -> 
     do, ho, wo = ctx.example(node).shape[2:]
     return _pool3d(ctx, node, node.args[0], "float_adaptive_avg_pool2d", {"output_size": [ho, wo]},
                    {"output_size": [do, ho * wo]})
+
+
+def convert_upsample_trilinear3d(ctx: ConversionContext, node: torch.fx.Node) -> int:
+    """upsample_trilinear3d: ``float_upsample_bilinear2d`` over (H, W), then over D with the second axis kept (its
+    weights 1 and 0). PyTorch interpolates D outermost, t0 * (h0 * (w0 a + w1 b) + ...) + t1 * (...): the same
+    products summed in the same order, each axis's weights from its own scale factor where one is given."""
+    args = bind(node)
+    x = args.get("input", args.get("self"))
+    scales = args.get("scale_factors") or [args.get("scales_d"), args.get("scales_h"), args.get("scales_w")]
+    align = {"align_corners": [int(bool(args["align_corners"]))]}
+    do, ho, wo = ctx.example(node).shape[2:]
+    return _pool3d(ctx, node, x, "float_upsample_bilinear2d", {"output_size": [ho, wo], **align},
+                   {"output_size": [do, ho * wo], **align},
+                   {"scale_h": float(scales[1] or 0.0), "scale_w": float(scales[2] or 0.0)},
+                   {"scale_h": float(scales[0] or 0.0), "scale_w": 0.0})
 
 
 def convert_diagonal(ctx: ConversionContext, node: torch.fx.Node) -> int:
@@ -389,6 +405,8 @@ def composed_converters() -> dict[Any, Converter]:
     return {
         _aten.avg_pool3d.default: convert_avg_pool3d,
         _aten._adaptive_avg_pool3d.default: convert_adaptive_avg_pool3d,
+        _aten.upsample_trilinear3d.vec: convert_upsample_trilinear3d,
+        _aten.upsample_trilinear3d.default: convert_upsample_trilinear3d,
         _aten.diagonal.default: convert_diagonal,
         _aten.masked_scatter.default: convert_masked_scatter,
         _aten._cdist_forward.default: convert_cdist,
