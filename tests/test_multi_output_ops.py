@@ -1,5 +1,5 @@
-"""Ops that return several tensors: every output of unbind, split, split_with_sizes, chunk, topk, sort, max.dim,
-var_mean is usable, in float glue (a torchao model, captured by torch.export) and around PT2E islands (a ViT-style
+"""Ops that return several tensors: every output of unbind, split, split_with_sizes, chunk, tensor_split, topk, sort,
+max.dim, var_mean is usable, in float glue (a torchao model, captured by torch.export) and around PT2E islands (a ViT-style
 attention whose qkv projection is taken apart with ``unbind(0)``, as timm's ViT does)."""
 from __future__ import annotations
 
@@ -27,11 +27,14 @@ class EveryMultiOutputOp(nn.Module):
         q, k, v = self.qkv(x).reshape(x.shape[0], x.shape[1], 3, 32).permute(2, 0, 1, 3).unbind(0)
         a, b = torch.split(q, [12, 20], dim=-1)
         c, d = k.chunk(2, dim=-1)
+        e, f, g = torch.tensor_split(k, [5, 19], dim=-1)  # as MViT's pooling attention splits off its class token
+        h, i = k.tensor_split(2, dim=1)
         top, top_index = torch.topk(v, 4, dim=-1)
         ordered, order = torch.sort(v, dim=-1)
         largest, largest_index = v.max(dim=-1)
         var, mean = torch.var_mean(v, dim=-1, keepdim=True)
         y = torch.cat([a * 2, b], -1) + torch.cat([c, d], -1) + ordered + largest[..., None] + mean + var
+        y = y + torch.cat([g, e, f], -1) + torch.cat([i, h], 1)
         y = y + top.sum(-1, keepdim=True) + top_index.float().sum(-1, keepdim=True) + order[..., :1].float()
         return self.out(y + largest_index[..., None].float())
 

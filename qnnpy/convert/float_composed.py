@@ -108,7 +108,7 @@ def convert_avg_pool3d(ctx: ConversionContext, node: torch.fx.Node) -> int:
 
 
 def convert_adaptive_avg_pool3d(ctx: ConversionContext, node: torch.fx.Node) -> int:
-    """_adaptive_avg_pool3d: ``float_adaptive_avg_pool2d`` over (H, W), then over D (each axis's windows are
+    """adaptive_avg_pool3d / _adaptive_avg_pool3d: ``float_adaptive_avg_pool2d`` over (H, W), then over D (each axis's windows are
     PyTorch's adaptive ones, floor(i * in / out) to ceil((i + 1) * in / out))."""
     if rank_of(ctx, node.args[0]) != 5:
         raise refuse(ctx, node, "3-D pooling of an input without its batch axis is not supported")
@@ -405,6 +405,7 @@ def composed_converters() -> dict[Any, Converter]:
     return {
         _aten.avg_pool3d.default: convert_avg_pool3d,
         _aten._adaptive_avg_pool3d.default: convert_adaptive_avg_pool3d,
+        _aten.adaptive_avg_pool3d.default: convert_adaptive_avg_pool3d,
         _aten.upsample_trilinear3d.vec: convert_upsample_trilinear3d,
         _aten.upsample_trilinear3d.default: convert_upsample_trilinear3d,
         _aten.diagonal.default: convert_diagonal,

@@ -538,8 +538,10 @@ def convert_permute(ctx: ConversionContext, node: torch.fx.Node) -> int:
 # The ops whose tuple result convert_getitem takes apart: torch.fx's (eager / FX models) and aten's (PT2E graphs),
 # each with the split axis as its third argument; unbind's parts (axis: its second argument) are slices of length 1
 # with the axis dropped.
-_SPLITTING_OPS = ("chunk", "split", torch.chunk, torch.split, torch.ops.aten.chunk.default, torch.ops.aten.split.Tensor,
-                  torch.ops.aten.split_with_sizes.default)
+_SPLITTING_OPS = ("chunk", "split", "tensor_split", torch.chunk, torch.split, torch.tensor_split,
+                  torch.ops.aten.chunk.default, torch.ops.aten.split.Tensor, torch.ops.aten.split_with_sizes.default,
+                  torch.ops.aten.tensor_split.sections, torch.ops.aten.tensor_split.indices,
+                  torch.ops.aten.tensor_split.tensor_indices_or_sections)
 _UNBINDING_OPS = ("unbind", torch.unbind, torch.ops.aten.unbind.int)
 
 _DEQUANTIZE_OPS = ("dequantize", torch.dequantize, torch.ops.quantized_decomposed.dequantize_per_tensor.default,
@@ -547,15 +549,15 @@ _DEQUANTIZE_OPS = ("dequantize", torch.dequantize, torch.ops.quantized_decompose
 
 
 def convert_getitem(ctx: ConversionContext, node: torch.fx.Node) -> int:
-    """One part of ``chunk`` / ``split`` / ``unbind`` (the tuple's ``[i]``), as a slice along the split axis
-    (and, for unbind, a reshape that drops it); or one output of an op with several (the values of ``max.dim``,
+    """One part of ``chunk`` / ``split`` / ``tensor_split`` / ``unbind`` (the tuple's ``[i]``), as a slice along the
+    split axis (and, for unbind, a reshape that drops it); or one output of an op with several (the values of ``max.dim``,
     the normalized output of ``native_layer_norm``...)."""
     parent, index = node.args
     if isinstance(parent, torch.fx.Node) and parent.target in FLOAT_TUPLE_OUTPUTS:
         return FLOAT_TUPLE_OUTPUTS[parent.target](ctx, parent, int(index), node)
     if not isinstance(parent, torch.fx.Node) or parent.target not in _SPLITTING_OPS + _UNBINDING_OPS:
         raise ConversionError(f"{ctx.source(node)}: taking part {index} of the result of "
-                              f"{getattr(parent, 'target', parent)!r} is not supported (only of chunk, split, unbind "
+                              f"{getattr(parent, 'target', parent)!r} is not supported (only of chunk, split, tensor_split, unbind "
                               "and the ops with several outputs qnnpy knows)")
     source = parent.args[0]
     unbind = parent.target in _UNBINDING_OPS
