@@ -550,15 +550,15 @@ _DEQUANTIZE_OPS = ("dequantize", torch.dequantize, torch.ops.quantized_decompose
 
 def convert_getitem(ctx: ConversionContext, node: torch.fx.Node) -> int:
     """One part of ``chunk`` / ``split`` / ``tensor_split`` / ``unbind`` (the tuple's ``[i]``), as a slice along the
-    split axis (and, for unbind, a reshape that drops it); or one output of an op with several (the values of ``max.dim``,
-    the normalized output of ``native_layer_norm``...)."""
+    split axis (and, for unbind, a reshape that drops it); or one output of an op with several (the values of
+    ``max.dim``, the normalized output of ``native_layer_norm``...)."""
     parent, index = node.args
     if isinstance(parent, torch.fx.Node) and parent.target in FLOAT_TUPLE_OUTPUTS:
         return FLOAT_TUPLE_OUTPUTS[parent.target](ctx, parent, int(index), node)
     if not isinstance(parent, torch.fx.Node) or parent.target not in _SPLITTING_OPS + _UNBINDING_OPS:
         raise ConversionError(f"{ctx.source(node)}: taking part {index} of the result of "
-                              f"{getattr(parent, 'target', parent)!r} is not supported (only of chunk, split, tensor_split, unbind "
-                              "and the ops with several outputs qnnpy knows)")
+                              f"{getattr(parent, 'target', parent)!r} is not supported (only of chunk, split, "
+                              "tensor_split, unbind and the ops with several outputs qnnpy knows)")
     source = parent.args[0]
     unbind = parent.target in _UNBINDING_OPS
     rank = ctx.example(source).dim()
@@ -695,9 +695,9 @@ CONVERTERS: dict[Any, Converter] = {
     F.max_pool3d: convert_max_pool3d,
     torch.max_pool3d: convert_max_pool3d,
     nn.AdaptiveAvgPool2d: convert_adaptive_avg_pool2d,
+    F.adaptive_avg_pool2d: convert_adaptive_avg_pool2d,
     nn.AdaptiveAvgPool3d: convert_adaptive_avg_pool3d,
     F.adaptive_avg_pool3d: convert_adaptive_avg_pool3d,
-    F.adaptive_avg_pool2d: convert_adaptive_avg_pool2d,
     torch.flatten: convert_reshape,
     nn.Flatten: convert_reshape,
     nn.Unflatten: convert_reshape,
