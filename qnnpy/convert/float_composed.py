@@ -108,8 +108,8 @@ def convert_avg_pool3d(ctx: ConversionContext, node: torch.fx.Node) -> int:
 
 
 def convert_adaptive_avg_pool3d(ctx: ConversionContext, node: torch.fx.Node) -> int:
-    """adaptive_avg_pool3d / _adaptive_avg_pool3d: ``float_adaptive_avg_pool2d`` over (H, W), then over D (each axis's windows are
-    PyTorch's adaptive ones, floor(i * in / out) to ceil((i + 1) * in / out))."""
+    """adaptive_avg_pool3d / _adaptive_avg_pool3d: ``float_adaptive_avg_pool2d`` over (H, W), then over D (each
+    axis's windows are PyTorch's adaptive ones, floor(i * in / out) to ceil((i + 1) * in / out))."""
     if rank_of(ctx, node.args[0]) != 5:
         raise refuse(ctx, node, "3-D pooling of an input without its batch axis is not supported")
     do, ho, wo = ctx.example(node).shape[2:]
