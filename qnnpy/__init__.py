@@ -23,6 +23,7 @@ except ImportError as error:
 if TYPE_CHECKING:
     from qnnpy.comparison import ComparisonReport, TVMAgreement, compare, compare_tvm
     from qnnpy.convert.converter import from_torch
+    from qnnpy.convert.symbolic_dim import DynamicDim
     from qnnpy.errors import ConversionError, UnsupportedOpsError
     from qnnpy.executor import RunResult
     from qnnpy.module import QDQModule
@@ -32,6 +33,7 @@ if TYPE_CHECKING:
 # Public name -> the module that defines it.
 _HOMES = {
     "from_torch": "qnnpy.convert.converter",
+    "DynamicDim": "qnnpy.convert.symbolic_dim",
     "compare": "qnnpy.comparison",
     "ComparisonReport": "qnnpy.comparison",
     "compare_tvm": "qnnpy.comparison",
@@ -42,7 +44,7 @@ _HOMES = {
     "UnsupportedOpsError": "qnnpy.errors",
 }
 
-__all__ = ["from_torch", "load", "compare", "ComparisonReport", "compare_tvm", "TVMAgreement", "QDQModule",
+__all__ = ["from_torch", "DynamicDim", "load", "compare", "ComparisonReport", "compare_tvm", "TVMAgreement", "QDQModule",
            "RunResult", "ConversionError", "UnsupportedOpsError"]
 
 

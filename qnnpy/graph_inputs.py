@@ -35,19 +35,58 @@ def input_arrays(graph: _core.Graph, inputs: Sequence[np.ndarray]) -> list[np.nd
     return arrays
 
 
-def checked_input_arrays(graph: _core.Graph, inputs: Sequence[np.ndarray], any_batch: bool = False) -> list[np.ndarray]:
+def checked_input_arrays(graph: _core.Graph, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
     """:func:`input_arrays`, after checking the number of inputs and each one's shape against the graph's
-    inputs (dim 0 may differ with ``any_batch``): a ``ValueError`` naming the input, for runners (TVM's)
-    that would otherwise stop on their own shape checks."""
+    inputs (dim 0 may differ with a dynamic batch, the axes of a symbolic dim within its bound): a
+    ``ValueError`` naming the input, for runners (TVM's) that would otherwise stop on their own shape checks."""
     infos = [graph.value(i) for i in graph.inputs]
     if len(inputs) != len(infos):
         names = ", ".join(f"'{info['name']}'" for info in infos)
         raise ValueError(f"the module takes {len(infos)} input(s) ({names}), got {len(inputs)}")
     arrays = input_arrays(graph, inputs)
-    for info, array in zip(infos, arrays):
+    free = free_axes(graph)
+    for index, (info, array) in enumerate(zip(infos, arrays)):
         expected = tuple(info["shape"])
-        same_rank = array.ndim == len(expected)
-        if array.shape != expected and not (any_batch and same_rank and array.shape[1:] == expected[1:]):
-            wanted = "(any batch" + "".join(f", {d}" for d in expected[1:]) + ")" if any_batch else str(expected)
+        loose = free.get(index, {})
+        same = array.ndim == len(expected) and all(
+            d == e or axis in loose for axis, (d, e) in enumerate(zip(array.shape, expected)))
+        if not same:
+            wanted = "(" + ", ".join(loose.get(axis, str(e)) for axis, e in enumerate(expected)) + ")"
             raise ValueError(f"input '{info['name']}' must have shape {wanted}, got {array.shape}")
+    symbolic_size(graph, arrays)
     return arrays
+
+
+def free_axes(graph: _core.Graph) -> dict[int, dict[int, str]]:
+    """The input axes whose extent may differ from the graph's, by input index: axis -> how to name its size in a
+    message (``any batch``, ``seq <= 64``)."""
+    free: dict[int, dict[int, str]] = {}
+    if graph.dynamic_batch:
+        for index in range(len(graph.inputs)):
+            free.setdefault(index, {})[0] = "any batch"
+    symbolic = graph.symbolic_dim
+    if symbolic is not None:
+        for index, axis in symbolic["input_axes"]:
+            free.setdefault(index, {})[axis] = f"{symbolic['name']} <= {symbolic['max']}"
+    return free
+
+
+def symbolic_size(graph: _core.Graph, arrays: Sequence[np.ndarray]) -> int | None:
+    """The size of the graph's symbolic dim in a run on ``arrays`` (None without one): ValueError when the inputs
+    disagree on it or it is outside [1, max]."""
+    symbolic = graph.symbolic_dim
+    if symbolic is None:
+        return None
+    sizes = {}
+    for index, axis in symbolic["input_axes"]:
+        array = arrays[index]
+        if axis < np.ndim(array):
+            sizes[graph.value(graph.inputs[index])["name"]] = int(np.shape(array)[axis])
+    found = set(sizes.values())
+    name, bound = symbolic["name"], symbolic["max"]
+    if len(found) != 1:
+        raise ValueError(f"the inputs disagree on '{name}': " + ", ".join(f"'{k}' {v}" for k, v in sizes.items()))
+    size = found.pop()
+    if not 1 <= size <= bound:
+        raise ValueError(f"'{name}' must be in [1, {bound}] (the bound the module was converted with), got {size}")
+    return size

@@ -10,6 +10,7 @@ import numpy as np
 
 from qnnpy import _core
 from qnnpy.executor import Executor, RunResult, check_threads
+from qnnpy.graph_inputs import checked_input_arrays, symbolic_size
 from qnnpy.optional_tvm import parse_script
 from qnnpy.profiles import resolve_profile
 
@@ -32,7 +33,8 @@ class QDQModule:
         # IR value name -> name of the FX node that computed it (known after from_torch, not after load).
         self.torch_nodes = dict(torch_nodes or {})
         self._executors: dict[tuple[str, str, int, int], Executor] = {}
-        self._batch_graphs: dict[int, _core.Graph] = {}  # dynamic batch: the graph of each batch size run
+        # dynamic batch or symbolic dim: the graph of each size run
+        self._sized_graphs: dict[int, _core.Graph] = {}
         self._released: str | None = None  # why the packed params are gone (release_packed_params)
 
     @property
@@ -60,6 +62,12 @@ class QDQModule:
         """Whether the module takes any batch size (``from_torch(..., dynamic_batch=True)``): dim 0 of
         every tensor is the batch, symbolic in the Relax module; ``input_shapes`` holds the example's."""
         return self._graph.dynamic_batch
+
+    @property
+    def dynamic_dim(self) -> dict[str, Any] | None:
+        """The symbolic dim (``from_torch(..., dynamic_dim=DynamicDim(...))``) as ``name``, ``example`` (the size
+        of ``input_shapes``), ``max`` and ``input_axes`` ((input index, axis) pairs), or None."""
+        return self._graph.symbolic_dim
 
     @property
     def input_names(self) -> list[str]:
@@ -160,21 +168,21 @@ class QDQModule:
         intermediate integer tensor by IR value name; ``RunResult.outputs`` holds every
         output. Weights are packed once per (profile, isa, threads, batch size) and reused;
         after the first run the graph is frozen. A module with ``dynamic_batch`` runs any
-        batch size (dim 0 of the inputs). ``feed`` (value name -> array of the value's dtype and
+        batch size (dim 0 of the inputs), one with a ``dynamic_dim`` any size of it up to its bound. ``feed`` (value name -> array of the value's dtype and
         shape) replaces values once computed, so later nodes read the fed values
         (:func:`qnnpy.compare` with ``reference_inputs=True`` feeds PyTorch's tensors).
         """
-        return self._executor(self._batch_of(inputs), profile, threads, isa).run(*inputs, capture=capture, feed=feed)
+        return self._executor(self._size_of(inputs), profile, threads, isa).run(*inputs, capture=capture, feed=feed)
 
-    def _executor(self, batch: int, profile: str | None, threads: int, isa: str | None) -> Executor:
+    def _executor(self, size: int, profile: str | None, threads: int, isa: str | None) -> Executor:
         """The executor of one run setting, made (its weights packed) on first use."""
         profile = resolve_profile(profile)
-        key = (profile, isa or _core.default_isa(), check_threads(threads), batch)
+        key = (profile, isa or _core.default_isa(), check_threads(threads), size)
         if key not in self._executors:
             if self._released is not None:
-                raise ValueError(f"no executor for profile {key[0]}, isa {key[1]}, {key[2]} threads, batch {batch}: "
+                raise ValueError(f"no executor for profile {key[0]}, isa {key[1]}, {key[2]} threads, size {size}: "
                                  + self._released)
-            self._executors[key] = Executor(self._graph_at(batch), self.output_qparams(), profile, isa, threads)
+            self._executors[key] = Executor(self._graph_at(size), self.output_qparams(), profile, isa, threads)
         return self._executors[key]
 
     def release_packed_params(self, profile: str | None = None, threads: int = 1, isa: str | None = None) -> int:
@@ -184,42 +192,53 @@ class QDQModule:
         the settings prepared so far keep working; :attr:`params`, the TVM forms, :meth:`save` and runs at other
         settings raise ValueError afterwards. Returns the bytes freed (a param another module shares,
         ``Graph.share_params``, is freed when both have released it)."""
-        self._executor(self._example_batch(), profile, threads, isa)
+        self._executor(self._example_size(), profile, threads, isa)
         settings = ", ".join(f"({p}, {i}, {t} threads)" for p, i, t, _ in self._executors)
         self._released = ("its packed params were freed by release_packed_params() once the runtime had packed them "
                           f"(prepared: {settings}); convert the model again for its params, TVM forms, save or other "
                           "run settings")
         return int(self._graph.release_packed_params(self._released))
 
-    def _example_batch(self) -> int:
-        """Dim 0 of the inputs the module was converted with (1 for a rank-0 input)."""
+    def _example_size(self) -> int:
+        """The size of the symbolic dim the module was converted at, else dim 0 of its inputs (1 for a rank-0
+        input): what :meth:`run` keys its executors by."""
+        if self.dynamic_dim is not None:
+            return self.dynamic_dim["example"]
         shape = self.input_shapes[0]
         return shape[0] if shape else 1
+
+    def _size_of(self, inputs: tuple[np.ndarray, ...]) -> int:
+        """The symbolic dim's size in a run (the input shapes checked against it and its bound), else its batch."""
+        if self.dynamic_dim is None:
+            return self._batch_of(inputs)
+        return symbolic_size(self._graph, checked_input_arrays(self._graph, inputs)) or 1
 
     def _batch_of(self, inputs: tuple[np.ndarray, ...]) -> int:
         """The batch size of a run: dim 0 of the first input, whose rank is checked here (the core
         checks every shape)."""
         if not inputs:
-            return self._example_batch()
+            return self._example_size()
         first, expected = np.asarray(inputs[0]), tuple(self.input_shapes[0])
         shape = first.shape
         if first.dtype.kind in "biuf" and len(shape) != len(expected):  # other dtypes: refused by input_arrays
             name = self._graph.value(self._graph.inputs[0])["name"]
             raise ValueError(f"input '{name}' must have shape {expected}, got {shape} ({len(shape)} dimensions, "
                              f"not {len(expected)})")
-        batch = int(shape[0]) if shape else self._example_batch()
-        if batch != self._example_batch() and not self.dynamic_batch:
-            raise ValueError(f"input batch {batch}: this module was built for batch {self._example_batch()}; "
+        batch = int(shape[0]) if shape else self._example_size()
+        if batch != self._example_size() and not self.dynamic_batch:
+            raise ValueError(f"input batch {batch}: this module was built for batch {self._example_size()}; "
                              "convert with from_torch(..., dynamic_batch=True) to run any batch size")
         return batch
 
-    def _graph_at(self, batch: int) -> _core.Graph:
-        """The graph at ``batch`` (the module's own at the example batch; made once per other size)."""
-        if batch == self._example_batch():
+    def _graph_at(self, size: int) -> _core.Graph:
+        """The graph at ``size`` of its symbolic dim or batch (the module's own at the example's; made once per
+        other size)."""
+        if size == self._example_size():
             return self._graph
-        if batch not in self._batch_graphs:
-            self._batch_graphs[batch] = self._graph.with_batch(batch)
-        return self._batch_graphs[batch]
+        if size not in self._sized_graphs:
+            graph = self._graph
+            self._sized_graphs[size] = graph.at_size(size) if self.dynamic_dim is not None else graph.with_batch(size)
+        return self._sized_graphs[size]
 
     def to_tvm(self) -> Any:
         """The module as a ``tvm.IRModule`` (needs ``pip install qnnpy[tvm]``)."""

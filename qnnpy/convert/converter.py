@@ -20,6 +20,7 @@ from qnnpy.convert.dynamic_ops import is_dynamic_quantized_op, refuse_unsupporte
 from qnnpy.convert.input_shapes import check_model_runs
 from qnnpy.convert.embedding_ops import WEIGHT_ONLY_QUANTIZED
 from qnnpy.convert.ops import CONVERTERS, converts_in_float, has_integer_form
+from qnnpy.convert.symbolic_dim import DynamicDim, convert_symbolic
 from qnnpy.convert.torchao_ops import TORCHAO_CONVERTERS, check_torchao_layers
 from qnnpy.errors import ConversionError, UnsupportedOpsError
 from qnnpy.module import QDQModule
@@ -164,7 +165,7 @@ def _named(ctx: ConversionContext, vid: int, name: str, out: torch.fx.Node) -> i
 
 def from_torch(model: torch.nn.Module | torch.export.ExportedProgram,
                example_inputs: Sequence[torch.Tensor] | torch.Tensor | None = None,
-               dynamic_batch: bool = False) -> QDQModule:
+               dynamic_batch: bool = False, dynamic_dim: DynamicDim | None = None) -> QDQModule:
     """Convert a quantized PyTorch model to a canonical QDQ module.
 
     ``model``, in eval mode, is one of:
@@ -200,6 +201,12 @@ def from_torch(model: torch.nn.Module | torch.export.ExportedProgram,
     dynamic quantization (``dynamic_linear``) chooses its input qparams over the
     whole batch, as PyTorch does.
 
+    ``dynamic_dim`` (:class:`~qnnpy.DynamicDim`) makes one axis of some inputs -- a sequence
+    length -- symbolic up to a bound: ``from_torch(bert, (ids,), dynamic_dim=DynamicDim(axes=(1,),
+    max=128))``. The model is converted at three sizes and generalized; a model whose computation
+    is not the same at every size is refused, naming the node. ``module.run`` and the qdq form take
+    any size up to the bound. Not combined with ``dynamic_batch``.
+
     Raises :class:`~qnnpy.errors.ConversionError` for a float model or bad
     input, and :class:`~qnnpy.errors.UnsupportedOpsError` listing every op
     without a converter.
@@ -227,6 +234,11 @@ def from_torch(model: torch.nn.Module | torch.export.ExportedProgram,
     if isinstance(example_inputs, torch.Tensor):
         example_inputs = (example_inputs,)
     refuse_unsupported_dynamic(model)
+    if dynamic_dim is not None:
+        if dynamic_batch:
+            raise ConversionError("dynamic_batch and dynamic_dim cannot be combined yet: choose one symbolic axis")
+        return convert_symbolic(lambda xs: convert_captured(_captured(model, xs)), tuple(example_inputs), dynamic_dim,
+                                type(model).__name__)
     module = convert_captured(_captured(model, tuple(example_inputs)))
     if dynamic_batch:
         try:

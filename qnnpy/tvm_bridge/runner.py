@@ -61,11 +61,16 @@ def _warn_no_kernel_library() -> None:
 
 
 def _check_batch(module: "QDQModule", form: str) -> None:
-    """The integer and kernels forms are built for the module's static shapes: a dynamic batch is refused."""
+    """The integer and kernels forms are built for the module's static shapes: a dynamic batch or a symbolic dim
+    is refused."""
     if form != "qdq" and module.dynamic_batch:
         raise ValueError(f"the {form!r} form needs static shapes and this module has a dynamic batch; build "
                          "form='qdq' (any batch size), or convert without dynamic_batch for the integer and "
                          "kernels forms")
+    if form != "qdq" and module.dynamic_dim is not None:
+        raise ValueError(f"the {form!r} form needs static shapes and this module has the symbolic dim "
+                         f"'{module.dynamic_dim['name']}'; build form='qdq' (any size), or convert without "
+                         "dynamic_dim for the integer and kernels forms")
 
 
 def relax_module(module: "QDQModule", form: str = "qdq", profile: str | None = None,
@@ -117,13 +122,12 @@ class TVMRunner:
         self._params = [tvm.runtime.tensor(np.asarray(a, order="C"), self._device) for a in params.values()]
         self._bound = bind_params
         self._graph = module.graph
-        self._any_batch = module.dynamic_batch
 
     def __call__(self, *inputs: np.ndarray) -> np.ndarray | list[np.ndarray]:
         """Run on inputs shaped like the module's (checked here: a wrong count, dtype or shape is a
         ``ValueError`` naming the input); returns the output, or a list for several outputs."""
         tvm = tvm_module()
-        arrays = checked_input_arrays(self._graph, inputs, any_batch=self._any_batch)
+        arrays = checked_input_arrays(self._graph, inputs)
         out = self._vm["main"](*(tvm.runtime.tensor(a, self._device) for a in arrays), *self._params)
         if isinstance(out, tvm.runtime.Tensor):
             return out.numpy()
@@ -149,8 +153,8 @@ def build(module: "QDQModule", form: str | None = None, profile: str | None = No
     with ``rules``, its convs run as VNNI-tensorized GEMMs on targets with AVX-512 VNNI),
     ``"qdq"`` (the canonical module as written, executed in float32: within a few LSB).
     ``None`` takes :func:`default_form` (warning once when that is ``"integer"`` because the
-    kernel library is missing), or ``"qdq"`` for a module with a dynamic batch (the only form
-    that takes any batch size; the others refuse such a module).
+    kernel library is missing), or ``"qdq"`` for a module with a dynamic batch or a symbolic dim
+    (the only form that takes any size; the others refuse such a module).
     ``profile``: default :func:`qnnpy.profiles.default_profile`, the one that equals the engine
     PyTorch uses here. ``target``: ``"host"`` (LLVM for this CPU), a target string, options
     allowed (``"llvm -mcpu=znver4"``), TVM's dict form or a ``tvm.target.Target``.
@@ -159,7 +163,7 @@ def build(module: "QDQModule", form: str | None = None, profile: str | None = No
     ``rules`` always binds them). ``rules``: see :class:`TVMRunner` (the qdq and integer forms).
     """
     if form is None:
-        form = "qdq" if module.dynamic_batch else default_form()
+        form = "qdq" if module.dynamic_batch or module.dynamic_dim is not None else default_form()
         if form == "integer":
             _warn_no_kernel_library()
     if form not in FORMS:

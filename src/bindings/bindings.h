@@ -14,6 +14,7 @@ void bind_fixed_point(pybind11::module_& m);  // fixed_point.cpp: the fixed_poin
 void bind_lowering(pybind11::module_& m);     // lowering_constants.cpp: the runtime's numbers for the TVM integer lowering
 void bind_dynamic(pybind11::module_& m);      // dynamic.cpp: dynamic_linear nodes, the run-time qparams rule
 void bind_batch(pybind11::module_& m);        // batch.cpp: dynamic batch methods of Graph (after bind_graph)
+void bind_symbolic(pybind11::module_& m);     // symbolic.cpp: symbolic dims of Graph (after bind_graph)
 void bind_embedding(pybind11::module_& m);    // embedding.cpp: embedding nodes
 
 }  // namespace qnnpy::bindings

@@ -13,5 +13,6 @@ PYBIND11_MODULE(_core, m) {
   qnnpy::bindings::bind_lowering(m);
   qnnpy::bindings::bind_dynamic(m);
   qnnpy::bindings::bind_batch(m);
+  qnnpy::bindings::bind_symbolic(m);
   qnnpy::bindings::bind_embedding(m);
 }

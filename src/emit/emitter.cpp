@@ -68,6 +68,64 @@ Emitter::Emitter(const Graph& g) : g_(g) {
     if (!taken_.insert(p.name).second) throw std::logic_error("duplicate Relax parameter name '" + p.name + "'");
   }
   if (g.dynamic_batch()) batch_var_ = fresh("batch");
+  if (g.symbolic_dim()) {
+    const SymbolicDim& sym = *g.symbolic_dim();
+    size_var_ = fresh(sym.name);
+    value_slopes_ = value_slopes(g);
+    for (const SymbolicDim::Attr& a : sym.attrs) attr_slopes_[{&g.nodes()[a.node], a.key, a.entry}] = a.slope;
+  }
+}
+
+std::string Emitter::dim_expr(int64_t value, int64_t slope) const {
+  if (slope == 0) return std::to_string(value);
+  const int64_t offset = value - slope * g_.symbolic_dim()->example;
+  std::string s = slope == 1 ? size_var_ : size_var_ + " * " + std::to_string(slope);
+  if (offset != 0) s += (offset > 0 ? " + " : " - ") + std::to_string(offset > 0 ? offset : -offset);
+  return s;
+}
+
+std::string Emitter::value_shape_expr(int value_id) const {
+  const Shape& shape = g_.value(value_id).shape;
+  if (size_var_.empty()) return shape_expr(shape);
+  std::string s = "R.shape([";
+  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + dim_expr(shape[i], value_slopes_[value_id][i]);
+  return s + "])";
+}
+
+int64_t Emitter::dim_slope(int value_id, size_t axis) const {
+  return value_slopes_.empty() ? 0 : value_slopes_.at(static_cast<size_t>(value_id)).at(axis);
+}
+
+std::string Emitter::value_dim_expr(int value_id, size_t axis) const {
+  const int64_t extent = g_.value(value_id).shape.at(axis);
+  return size_var_.empty() ? std::to_string(extent) : dim_expr(extent, dim_slope(value_id, axis));
+}
+
+std::string Emitter::attr_entry(const Node& n, const std::string& key, size_t entry) const {
+  auto it = attr_slopes_.find({&n, key, entry});
+  return dim_expr(n.ints_attr(key).at(entry), it == attr_slopes_.end() ? 0 : it->second);
+}
+
+std::string Emitter::attr_list(const Node& n, const std::string& key) const {
+  std::string s = "[";
+  for (size_t i = 0; i < n.ints_attr(key).size(); ++i) s += (i ? ", " : "") + attr_entry(n, key, i);
+  return s + "]";
+}
+
+std::string Emitter::attr_shape_expr(const Node& n, const std::string& key) const {
+  if (size_var_.empty()) return shape_expr(n.ints_attr(key));
+  return "R.shape(" + attr_list(n, key) + ")";
+}
+
+// An input's annotation: the symbolic variables (batch, the symbolic dim) as strings, which declares them.
+std::string Emitter::input_type(int value_id) const {
+  const Value& v = g_.value(value_id);
+  if (size_var_.empty()) return tensor_type(v.shape, v.dtype, batch_var_);
+  std::string dims = "(";
+  for (size_t i = 0; i < v.shape.size(); ++i) {
+    dims += (i ? ", " : "") + (value_slopes_[value_id][i] ? "\"" + size_var_ + "\"" : std::to_string(v.shape[i]));
+  }
+  return "R.Tensor(" + dims + (v.shape.size() == 1 ? ",)" : ")") + ", \"" + dtype_name(v.dtype) + "\")";
 }
 
 std::string Emitter::shape_expr(const Shape& shape) const {
@@ -82,14 +140,15 @@ std::string Emitter::run(const std::string& func_name) {
   std::ostringstream head;
   head << "# from tvm.script import ir as I\n"
        << "# from tvm.script import relax as R\n"
-       << (batch_var_.empty() ? "" : "# from tvm.script import tirx as T\n") << "\n"
+       << (batch_var_.empty() && size_var_.empty() ? "" : "# from tvm.script import tirx as T\n") << "\n"
        << "@I.ir_module\nclass Module:\n    @R.function\n    def " << func_name << "(";
   std::vector<std::string> args;
-  for (int id : g_.inputs()) args.push_back(g_.value(id).name + ": " + tensor_type(g_.value(id).shape, g_.value(id).dtype, batch_var_));
+  for (int id : g_.inputs()) args.push_back(g_.value(id).name + ": " + input_type(id));
   for (const ExportedParam& p : exported_params(g_)) args.push_back(p.name + ": " + tensor_type(p.shape, p.dtype));
   for (size_t i = 0; i < args.size(); ++i) head << (i ? ",\n            " : "") << args[i];
   head << "):\n";
   if (!batch_var_.empty()) head << "        " << batch_var_ << " = T.int64()\n";
+  if (!size_var_.empty()) head << "        " << size_var_ << " = T.int64()\n";
   head << "        R.func_attr({\"num_input\": " << g_.inputs().size() << "})\n"
        << "        with R.dataflow():\n";
   for (const Node& n : g_.nodes()) op_def(n).emit(*this, n);

@@ -3,7 +3,9 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <set>
+#include <tuple>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -41,6 +43,16 @@ class Emitter {
 
   // A Relax shape literal; with a dynamic batch, dim 0 is the function's symbolic batch variable.
   std::string shape_expr(const Shape& shape) const;
+  // With a symbolic dim (ir/symbolic.h), the extents that follow it are written as expressions of its variable:
+  // the shape of a value, an integer attribute of a node as a shape or as a list, one entry of it.
+  std::string value_shape_expr(int value_id) const;
+  std::string attr_shape_expr(const Node& n, const std::string& key) const;
+  std::string attr_list(const Node& n, const std::string& key) const;
+  std::string attr_entry(const Node& n, const std::string& key, size_t entry) const;
+  // How axis `axis` of a value follows the symbolic dim (its slope; 0 for a fixed extent or no symbolic dim).
+  int64_t dim_slope(int value_id, size_t axis) const;
+  // The extent of one axis of a value: a number, or an expression of the symbolic dim's variable.
+  std::string value_dim_expr(int value_id, size_t axis) const;
 
   // Writes `expr` into a fresh variable named from `base`; returns the variable.
   std::string emit(const std::string& base, const std::string& expr);
@@ -59,10 +71,16 @@ class Emitter {
 
  private:
   std::string fresh(const std::string& base);
+  // `value` at the example size, written as offset + slope * the symbolic variable when slope != 0.
+  std::string dim_expr(int64_t value, int64_t slope) const;
+  std::string input_type(int value_id) const;
 
   const Graph& g_;
   std::set<std::string> taken_;
   std::string batch_var_;  // the symbolic batch (a tirx int64 var) when the graph's batch is dynamic
+  std::string size_var_;   // the symbolic dim's variable, when the graph has one
+  std::vector<std::vector<int64_t>> value_slopes_;
+  std::map<std::tuple<const Node*, std::string, size_t>, int64_t> attr_slopes_;
   std::ostringstream body_;
 };
 

@@ -5,12 +5,14 @@
 #include <atomic>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "ir/dtype.h"
 #include "ir/param_bytes.h"
+#include "ir/symbolic.h"
 
 namespace qnnpy {
 
@@ -130,6 +132,9 @@ class Graph {
   // that the graph allows it and makes the graph of one batch size).
   bool dynamic_batch() const { return dynamic_batch_; }
   void set_dynamic_batch(bool on) { dynamic_batch_ = on; }
+  // A symbolic dim (ir/symbolic.h): some input axes of any size up to its max at run time.
+  const std::optional<SymbolicDim>& symbolic_dim() const { return symbolic_dim_; }
+  void set_symbolic_dim(SymbolicDim dim) { symbolic_dim_ = std::move(dim); }
 
   // Returns `base` made into a valid identifier, with a numeric suffix if taken.
   std::string unique_name(const std::string& base);
@@ -157,6 +162,7 @@ class Graph {
   };
   Latch frozen_;
   bool dynamic_batch_ = false;
+  std::optional<SymbolicDim> symbolic_dim_;
 };
 
 }  // namespace qnnpy

@@ -5,6 +5,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "ir/limits.h"
+
 namespace qnnpy {
 namespace {
 
@@ -77,6 +79,53 @@ Value read_value(Reader& r) {
   return v;
 }
 
+void write_symbolic(Writer& w, const SymbolicDim& s) {
+  w.str(s.name);
+  w.pod<int64_t>(s.example);
+  w.pod<int64_t>(s.max);
+  w.pod<uint64_t>(s.input_axes.size());
+  for (const auto& [input, axis] : s.input_axes) { w.pod<int32_t>(input); w.pod<int32_t>(axis); }
+  w.pod<uint64_t>(s.attrs.size());
+  for (const SymbolicDim::Attr& a : s.attrs) {
+    w.pod<int32_t>(a.node);
+    w.str(a.key);
+    w.pod<int32_t>(a.entry);
+    w.pod<int64_t>(a.slope);
+  }
+}
+
+// Checked against the graph read before it, so that at_size indexes only what exists.
+SymbolicDim read_symbolic(Reader& r, const Graph& g) {
+  auto bad = [](const std::string& what) { return std::invalid_argument("graph file: symbolic dim: " + what); };
+  SymbolicDim s;
+  s.name = r.str();
+  check_printable(s.name, "graph file: symbolic dim name");
+  s.example = r.pod<int64_t>();
+  s.max = r.pod<int64_t>();
+  if (s.example < 1 || s.max < s.example || s.max > kMaxExtent) throw bad("bad sizes");
+  for (uint64_t k = r.pod<uint64_t>(); k > 0; --k) {
+    const int input = r.pod<int32_t>(), axis = r.pod<int32_t>();
+    if (input < 0 || input >= static_cast<int>(g.inputs().size())) throw bad("no such input");
+    const Shape& shape = g.value(g.inputs()[input]).shape;
+    if (axis < 0 || axis >= static_cast<int>(shape.size()) || shape[axis] != s.example) throw bad("bad input axis");
+    s.input_axes.emplace_back(input, axis);
+  }
+  for (uint64_t k = r.pod<uint64_t>(); k > 0; --k) {
+    SymbolicDim::Attr a;
+    a.node = r.pod<int32_t>();
+    a.key = r.str();
+    a.entry = r.pod<int32_t>();
+    a.slope = r.pod<int64_t>();
+    if (a.node < 0 || a.node >= static_cast<int>(g.nodes().size())) throw bad("no such node");
+    const auto& ints = g.nodes()[a.node].ints;
+    auto it = ints.find(a.key);
+    if (it == ints.end() || a.entry < 0 || a.entry >= static_cast<int>(it->second.size())) throw bad("no such attribute");
+    if (a.slope < -kMaxExtent || a.slope > kMaxExtent) throw bad("bad slope");
+    s.attrs.push_back(std::move(a));
+  }
+  return s;
+}
+
 }  // namespace
 
 std::string serialize_graph(const Graph& g) {
@@ -115,7 +164,10 @@ std::string serialize_graph(const Graph& g) {
   }
   w.vec(g.inputs());
   w.vec(g.outputs());
-  if (g.dynamic_batch()) w.pod<uint8_t>(1);  // an optional trailing flag: files without it read as static
+  // Optional trailing flags (files without them read as static): 1 dynamic batch, 2 a symbolic dim follows.
+  const uint8_t flags = (g.dynamic_batch() ? 1 : 0) | (g.symbolic_dim() ? 2 : 0);
+  if (flags) w.pod<uint8_t>(flags);
+  if (g.symbolic_dim()) write_symbolic(w, *g.symbolic_dim());
   return w.out;
 }
 
@@ -178,7 +230,12 @@ Graph deserialize_graph(const std::string& bytes) {
     if (old < 0 || old >= static_cast<int>(new_id.size())) throw std::invalid_argument("graph file: bad output id");
     g.mark_output(new_id[old]);
   }
-  if (!r.done()) g.set_dynamic_batch(r.pod<uint8_t>() != 0);
+  if (!r.done()) {
+    const uint8_t flags = r.pod<uint8_t>();
+    if (flags & ~3) throw std::invalid_argument("graph file holds unknown flags");
+    g.set_dynamic_batch(flags & 1);
+    if (flags & 2) g.set_symbolic_dim(read_symbolic(r, g));
+  }
   if (inputs.size() != g.inputs().size() || !r.done()) throw std::invalid_argument("graph file is inconsistent");
   return g;
 }

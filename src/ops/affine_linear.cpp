@@ -110,7 +110,7 @@ void affine_linear_emit(Emitter& e, const Node& n) {
   const std::string xd = activation == 0 ? x2 : emit_token_quantization(e, o, x2, activation == 1);
   std::string y = e.emit(o + "_matmul", "R.matmul(" + xd + ", R.permute_dims(" + wf + ", axes=[1, 0]))");
   if (n.has_param("bias")) y = e.emit(o + "_biased", "R.add(" + y + ", " + g.node_param(n, "bias").name + ")");
-  e.line(o, "R.reshape(" + y + ", " + e.shape_expr(g.value(n.output).shape) + ")");
+  e.line(o, "R.reshape(" + y + ", " + e.value_shape_expr(n.output) + ")");
 }
 
 }  // namespace

@@ -20,6 +20,7 @@
 // float_index     "axes": consecutive axes of the input,    reshape + R.take of the
 //                 one integer index tensor each, broadcast   linear index
 //                 together (advanced indexing, torch's x[..., i, j, ...])
+#include <algorithm>
 #include <string>
 
 #include "emit/emitter.h"
@@ -180,7 +181,7 @@ Shape index_rule(const Checker& c, const Value& out) {
 // --- emission -------------------------------------------------------------------
 
 void reshape_emit(Emitter& e, const Node& n) {
-  e.line(e.out_name(n), "R.reshape(" + e.in_name(n, 0) + ", " + e.shape_expr(n.ints_attr("shape")) + ")");
+  e.line(e.out_name(n), "R.reshape(" + e.in_name(n, 0) + ", " + e.attr_shape_expr(n, "shape") + ")");
 }
 
 void permute_emit(Emitter& e, const Node& n) {
@@ -193,17 +194,16 @@ void cat_emit(Emitter& e, const Node& n) {
   e.line(e.out_name(n), "R.concat(" + parts + "), axis=" + std::to_string(n.int_attr("axis")) + ")");
 }
 
-std::string strided_slice(const std::string& x, int64_t axis, int64_t begin, int64_t end, int64_t step = 1) {
-  return "R.strided_slice(" + x + ", axes=[" + std::to_string(axis) + "], begin=[" + std::to_string(begin) + "], end=[" +
-         std::to_string(end) + "], strides=[" + std::to_string(step) + "])";
-}
-
+// The rule checked the range at every size the graph takes, so it is in bounds (which lets Relax infer the shape
+// of a slice whose end follows a symbolic dim).
 void slice_emit(Emitter& e, const Node& n) {
-  e.line(e.out_name(n), strided_slice(e.in_name(n, 0), n.int_attr("axis"), n.int_attr("begin"), n.int_attr("end"), slice_step(n)));
+  e.line(e.out_name(n), "R.strided_slice(" + e.in_name(n, 0) + ", axes=[" + std::to_string(n.int_attr("axis")) + "], begin=[" +
+                            e.attr_entry(n, "begin", 0) + "], end=[" + e.attr_entry(n, "end", 0) + "], strides=[" +
+                            std::to_string(slice_step(n)) + "], assume_inbound=True)");
 }
 
 void expand_emit(Emitter& e, const Node& n) {
-  e.line(e.out_name(n), "R.broadcast_to(" + e.in_name(n, 0) + ", " + e.shape_expr(n.ints_attr("shape")) + ")");
+  e.line(e.out_name(n), "R.broadcast_to(" + e.in_name(n, 0) + ", " + e.attr_shape_expr(n, "shape") + ")");
 }
 
 void flip_emit(Emitter& e, const Node& n) {
@@ -241,20 +241,30 @@ void repeat_emit(Emitter& e, const Node& n) {
 }
 
 // Negative indices count from the end: i + size where i < 0.
-std::string wrapped_index(Emitter& e, const Node& n, size_t input, int64_t size) {
-  const std::string& i = e.in_name(n, input);
+std::string wrapped_index(Emitter& e, const Node& n, size_t input, const std::string& i, int64_t size) {
   const std::string dtype = dtype_name(e.graph().value(n.inputs[input]).dtype);
   const std::string size_const = "R.const(" + std::to_string(size) + ", \"" + dtype + "\")";
   return e.emit(e.out_name(n) + "_index" + std::to_string(input),
                 "R.where(R.less(" + i + ", R.const(0, \"" + dtype + "\")), R.add(" + i + ", " + size_const + "), " + i + ")");
 }
 
+// R.take of `x` along `axis` by the index variable `index`, negative indices counted from the end of axis
+// `source_axis` of the node's input. An extent that follows a symbolic dim has no constant to add to a negative
+// index, so R.take's wrap mode does it (the same for indices in [-size, size), the only ones the runtime accepts).
+std::string take_axis(Emitter& e, const Node& n, const std::string& x, const std::string& index, size_t axis,
+                      size_t source_axis, size_t input) {
+  const int value = n.inputs[0];
+  if (e.dim_slope(value, source_axis) != 0) {
+    return "R.take(" + x + ", " + index + ", axis=" + std::to_string(axis) + ", mode=\"wrap\")";
+  }
+  const std::string wrapped = wrapped_index(e, n, input, index, e.graph().value(value).shape[source_axis]);
+  return "R.take(" + x + ", " + wrapped + ", axis=" + std::to_string(axis) + ")";
+}
+
 void take_emit(Emitter& e, const Node& n) {
-  const Shape& x = e.graph().value(n.inputs[0]).shape;
   int64_t axis = n.int_attr("axis");
-  if (axis < 0) axis += static_cast<int64_t>(x.size());
-  const std::string index = wrapped_index(e, n, 1, x[axis]);
-  e.line(e.out_name(n), "R.take(" + e.in_name(n, 0) + ", " + index + ", axis=" + std::to_string(axis) + ")");
+  if (axis < 0) axis += static_cast<int64_t>(e.graph().value(n.inputs[0]).shape.size());
+  e.line(e.out_name(n), take_axis(e, n, e.in_name(n, 0), e.in_name(n, 1), static_cast<size_t>(axis), static_cast<size_t>(axis), 1));
 }
 
 void gather_emit(Emitter& e, const Node& n) {
@@ -262,11 +272,43 @@ void gather_emit(Emitter& e, const Node& n) {
                             std::to_string(n.int_attr("axis")) + ")");
 }
 
+// Indexed axes of extent 1 but one (HF's mask[batch_index, position]): an index of such an axis can only be 0 (or
+// -1), so it adds nothing but its shape to the broadcast of the indices. The input without those axes is taken
+// along the other one by its index (raised to the broadcast rank), then broadcast to the output.
+void index_one_live_axis(Emitter& e, const Node& n, const std::vector<int64_t>& axes, size_t live) {
+  const int value = n.inputs[0], index = n.inputs[live + 1];
+  const Shape& x = e.graph().value(value).shape;
+  std::string dims;
+  for (size_t d = 0; d < x.size(); ++d) {
+    const bool dropped = d >= static_cast<size_t>(axes.front()) && d <= static_cast<size_t>(axes.back()) &&
+                         d != static_cast<size_t>(axes[live]);
+    if (!dropped) dims += (dims.empty() ? "" : ", ") + e.value_dim_expr(value, d);
+  }
+  const std::string flat = e.emit(e.out_name(n) + "_merged", "R.reshape(" + e.in_name(n, 0) + ", R.shape([" + dims + "]))");
+  size_t rank = 0;
+  for (size_t j = 1; j < n.inputs.size(); ++j) rank = std::max(rank, e.graph().value(n.inputs[j]).shape.size());
+  const size_t own = e.graph().value(index).shape.size();
+  std::string raised;
+  for (size_t d = 0; d < rank; ++d) raised += (d ? ", " : "") + (d < rank - own ? std::string("1") : e.value_dim_expr(index, d - (rank - own)));
+  const std::string i = e.emit(e.out_name(n) + "_index", "R.reshape(" + e.in_name(n, live + 1) + ", R.shape([" + raised + "]))");
+  const std::string taken = take_axis(e, n, flat, i, static_cast<size_t>(axes.front()), static_cast<size_t>(axes[live]), live + 1);
+  e.line(e.out_name(n), "R.broadcast_to(" + e.emit(e.out_name(n) + "_taken", taken) + ", " + e.value_shape_expr(n.output) + ")");
+}
+
 // The indexed axes merged into one, indexed by sum_j i_j * stride_j (strides of the merged axes).
 void index_emit(Emitter& e, const Node& n) {
   const Shape& x = e.graph().value(n.inputs[0]).shape;
   std::vector<int64_t> axes = n.ints_attr("axes");
   for (int64_t& a : axes) a += a < 0 ? static_cast<int64_t>(x.size()) : 0;
+  if (axes.size() == 1) {
+    const size_t axis = static_cast<size_t>(axes[0]);
+    return e.line(e.out_name(n), take_axis(e, n, e.in_name(n, 0), e.in_name(n, 1), axis, axis, 1));
+  }
+  std::vector<size_t> live;
+  for (size_t j = 0; j < axes.size(); ++j) {
+    if (x[axes[j]] != 1) live.push_back(j);
+  }
+  if (live.size() == 1) return index_one_live_axis(e, n, axes, live[0]);
   std::vector<int64_t> merged(x.begin(), x.begin() + axes.front());
   int64_t extent = 1;
   for (int64_t a : axes) extent *= x[a];
@@ -277,7 +319,7 @@ void index_emit(Emitter& e, const Node& n) {
   int64_t stride = extent;
   for (size_t j = 0; j < axes.size(); ++j) {
     stride /= x[axes[j]];
-    const std::string i = wrapped_index(e, n, j + 1, x[axes[j]]);
+    const std::string i = wrapped_index(e, n, j + 1, e.in_name(n, j + 1), x[axes[j]]);
     const std::string dtype = dtype_name(e.graph().value(n.inputs[j + 1]).dtype);
     const std::string term = "R.astype(R.multiply(" + i + ", R.const(" + std::to_string(stride) + ", \"" + dtype + "\")), \"int64\")";
     linear = linear.empty() ? term : "R.add(" + linear + ", " + term + ")";

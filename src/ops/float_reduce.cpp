@@ -129,7 +129,7 @@ void arg_reduce_emit(Emitter& e, const Node& n) {
   const std::string f = n.op == "float_argmax" ? "R.argmax(" : "R.argmin(";
   const std::string keep = n.int_attr("keepdim") ? "True" : "False";
   std::string y = f + e.in_name(n, 0) + ", axis=" + (axis.empty() ? "None" : std::to_string(axis[0])) + ", keepdims=" + keep + ")";
-  if (axis.empty() && n.int_attr("keepdim")) y = "R.reshape(" + y + ", " + e.shape_expr(e.graph().value(n.output).shape) + ")";
+  if (axis.empty() && n.int_attr("keepdim")) y = "R.reshape(" + y + ", " + e.value_shape_expr(n.output) + ")";
   e.line(e.out_name(n), y);
 }
 

@@ -22,7 +22,7 @@ Shape reshape_rule(const Checker& c, const Value&) {
 }
 
 void reshape_emit(Emitter& e, const Node& n) {
-  e.unary(n, [&](const std::string& x) { return "R.reshape(" + x + ", " + e.shape_expr(n.ints_attr("shape")) + ")"; });
+  e.unary(n, [&](const std::string& x) { return "R.reshape(" + x + ", " + e.attr_shape_expr(n, "shape") + ")"; });
 }
 
 Shape permute_rule(const Checker& c, const Value&) {

@@ -1,0 +1,161 @@
+"""A symbolic sequence length: from_torch(..., dynamic_dim=DynamicDim(...)) on Hugging Face LMs quantized with
+torchao. At every size the module equals, bit for bit, a conversion made at that size (runtime and TVM's qdq form),
+the TVMScript declares the symbolic variable, and models whose computation is not the same at every size are
+refused naming the node."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from torch import nn
+from torchao.quantization import quantize_
+
+import qnnpy
+from qnnpy import DynamicDim
+from torchao_models import CONFIGS, quantized_mlp
+
+transformers = pytest.importorskip("transformers")
+
+MAX = 40
+
+
+def _tiny(kind: str, config: str) -> nn.Module:
+    """A two-layer model built from its config (random weights), quantized with torchao's ``config``."""
+    torch.manual_seed(0)
+    if kind == "bert":
+        model = transformers.BertModel(transformers.BertConfig(
+            vocab_size=256, hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
+            max_position_embeddings=64))
+    else:
+        model = transformers.LlamaForCausalLM(transformers.LlamaConfig(
+            vocab_size=256, hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
+            num_key_value_heads=2, max_position_embeddings=64))
+    quantize_(model.eval(), CONFIGS[config]())
+    return model
+
+
+def _ids(length: int, seed: int = 1) -> torch.Tensor:
+    return torch.randint(0, 256, (1, length), generator=torch.Generator().manual_seed(seed))
+
+
+@pytest.fixture(scope="module")
+def llama() -> tuple[nn.Module, qnnpy.QDQModule]:
+    model = _tiny("llama", "w8a8_dynamic")
+    return model, qnnpy.from_torch(model, (_ids(12),), dynamic_dim=DynamicDim(axes=(1,), max=MAX))
+
+
+@pytest.mark.parametrize("size", [1, 5, 12, MAX])
+def test_llama_at_every_size_equals_a_conversion_at_that_size(llama, size):
+    """Causal mask and rotary tables follow the length: kept at MAX and cut to the run's."""
+    model, module = llama
+    ids = _ids(size, seed=size)
+    static = qnnpy.from_torch(model, (ids,))
+    got = module.run(ids.numpy()).dequantized
+    assert got.shape == (1, size, 256)
+    np.testing.assert_array_equal(got, static.run(ids.numpy()).dequantized)
+    with torch.no_grad():
+        logits = model(ids).logits.numpy()
+    assert np.abs(got - logits).max() <= 0.02 * np.abs(logits).max()
+
+
+def test_llama_module_declares_the_length_and_holds_its_tables_at_the_bound(llama):
+    _, module = llama
+    assert module.dynamic_dim == {"name": "seq", "example": 12, "max": MAX, "input_axes": [(0, 1)]}
+    script = module.script()
+    assert 'input_ids: R.Tensor((1, "seq"), "int64")' in script
+    assert "end=[seq]" in script
+    tables = [a.shape for name, a in module.params.items() if a.ndim == 4]
+    assert tables and all(MAX in shape for shape in tables), tables
+
+
+def test_save_and_load_keep_the_symbolic_dim(llama, tmp_path):
+    _, module = llama
+    module.save(tmp_path / "m")
+    loaded = qnnpy.load(tmp_path / "m")
+    assert loaded.dynamic_dim == module.dynamic_dim
+    ids = _ids(23).numpy()
+    np.testing.assert_array_equal(loaded.run(ids).dequantized, module.run(ids).dequantized)
+
+
+def test_sizes_outside_the_bound_or_disagreeing_inputs_are_refused(llama):
+    _, module = llama
+    with pytest.raises(ValueError, match=r"'seq' must be in \[1, 40\].*got 41"):
+        module.run(_ids(41).numpy())
+    with pytest.raises(ValueError, match=r"must have shape \(1, seq <= 40\)"):
+        module.run(np.zeros((2, 5), np.int64))
+
+
+@pytest.mark.parametrize("config", ["w8a8_dynamic", "8da4w_group32"])
+def test_bert_with_its_mask_input_equals_conversions_at_each_size_in_tvm_too(config):
+    """Two inputs share the length (ids and attention mask); TVM's qdq form of the symbolic module, built once,
+    equals the qdq form of a conversion at each size bit for bit."""
+    pytest.importorskip("tvm")
+    from qnnpy import tvm_bridge
+
+    model = _tiny("bert", config)
+    mask = torch.ones(1, 9, dtype=torch.int64)
+    module = qnnpy.from_torch(model, (_ids(9), mask), dynamic_dim=DynamicDim(axes=(1, 1), max=MAX))
+    runner = tvm_bridge.build(module)
+    for size in (3, 31):
+        ids, ones = _ids(size, seed=size), torch.ones(1, size, dtype=torch.int64)
+        static = qnnpy.from_torch(model, (ids, ones))
+        got = module.run(ids.numpy(), ones.numpy()).outputs
+        expected = static.run(ids.numpy(), ones.numpy()).outputs
+        for a, b in zip(got, expected):
+            np.testing.assert_array_equal(a.dequantized, b.dequantized)
+        tvm_out = runner(ids.numpy(), ones.numpy())
+        tvm_static = tvm_bridge.build(static, form="qdq")(ids.numpy(), ones.numpy())
+        for a, b in zip(tvm_out, tvm_static):
+            np.testing.assert_array_equal(a, b)
+
+
+def test_static_tvm_forms_are_refused_with_the_way_out(llama):
+    pytest.importorskip("tvm")
+    from qnnpy import tvm_bridge
+
+    with pytest.raises(ValueError, match="symbolic dim 'seq'; build form='qdq'"):
+        tvm_bridge.build(llama[1], form="integer")
+
+
+class _Positions(nn.Module):
+    """The MLP with something added per position, made by ``table(length)``."""
+
+    def __init__(self, table) -> None:
+        super().__init__()
+        self.mlp = quantized_mlp("w8a8_dynamic")
+        self.table = table
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.mlp(x) + self.table(x.shape[1])[None, :, None]
+
+
+@pytest.mark.parametrize("table, refusal", [
+    (lambda n: torch.linspace(0, 1, n), "is not the leading block of its values at size 40"),
+    (lambda n: torch.ones(n * n)[:n] * n, "takes other values at other sizes|not the leading block"),
+])
+def test_constants_that_are_not_one_table_cut_to_size_are_refused_naming_the_node(table, refusal):
+    model = _Positions(table).eval()
+    with pytest.raises(qnnpy.ConversionError, match=f"cannot take a symbolic 'seq'.*({refusal})"):
+        qnnpy.from_torch(model, (torch.randn(1, 6, 64),), dynamic_dim=DynamicDim(axes=(1,), max=MAX))
+
+
+def test_positions_from_arange_follow_the_length():
+    """arange(length) is the leading block of arange(max): such a constant is cut to size, and the module equals a
+    conversion at each size."""
+    model = _Positions(lambda n: torch.arange(n, dtype=torch.float32)).eval()
+    module = qnnpy.from_torch(model, (torch.randn(1, 6, 64),), dynamic_dim=DynamicDim(axes=(1,), max=MAX))
+    for size in (1, 17):
+        x = torch.randn(1, size, 64, generator=torch.Generator().manual_seed(size))
+        np.testing.assert_array_equal(module.run(x.numpy()).dequantized,
+                                      qnnpy.from_torch(model, (x,)).run(x.numpy()).dequantized)
+
+
+def test_bad_specs_are_refused():
+    model = quantized_mlp("w8a8_dynamic")
+    x = torch.randn(1, 6, 64)
+    with pytest.raises(qnnpy.ConversionError, match="below max - 1"):
+        qnnpy.from_torch(model, (x,), dynamic_dim=DynamicDim(axes=(1,), max=7))
+    with pytest.raises(qnnpy.ConversionError, match="names 2 input"):
+        qnnpy.from_torch(model, (x,), dynamic_dim=DynamicDim(axes=(1, 1), max=MAX))
+    with pytest.raises(qnnpy.ConversionError, match="cannot be combined"):
+        qnnpy.from_torch(model, (x,), dynamic_batch=True, dynamic_dim=DynamicDim(axes=(1,), max=MAX))
