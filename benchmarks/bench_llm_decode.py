@@ -1,5 +1,5 @@
 """Decode and prefill of a Llama-shaped LM quantized with torchao's quantize_: qnnpy's runtime (qnnpy.llm, one
-decode step with the KV cache as explicit state) against PyTorch running the same quantized model through
+decode step with the KV cache as explicit state, held by the runtime between calls as generate() runs it) against PyTorch running the same quantized model through
 transformers' static-cache module, eager, (with --compile) torch.compile and (with --executorch) lowered to
 ExecuTorch's XNNPACK delegate, and (with --llama-cpp) llama.cpp running the same float model written to GGUF (Q4_0
 linears against 8da4w, Q8_0 against W8A8; llama_cpp_peer.py).
@@ -185,6 +185,7 @@ def bench(config: str, base: torch.nn.Module, threads: list[int], runs: int, com
         decoder.module.run(*state, token, position, threads=t)
         decoder.prefill.run(*state, np.zeros((1, PREFILL_CHUNK), np.int64), np.arange(PREFILL_CHUNK, dtype=np.int64),
                             threads=t)
+    storage = decoder.module.value_storage_bytes() + decoder.prefill.value_storage_bytes()
     freed = decoder.release_packed_params()
     held = decoder.weight_bytes()
     values, stored = payload_bytes(model, 4 if config == "8da4w" else 8)
@@ -196,8 +197,9 @@ def bench(config: str, base: torch.nn.Module, threads: list[int], runs: int, com
                  f"torchao model's, after release_packed_params freed {freed / 2**20:.0f} MiB (the step and prefill "
                  "modules share every param and packed weight); the process grew by "
                  f"{resident_mib() - rss_before:.0f} MiB over converting, preparing both modules at "
-                 f"{'/'.join(map(str, threads))} thread(s) and running them once (the rest: each value's buffer, kept "
-                 "between runs, and what converting leaves)")
+                 f"{'/'.join(map(str, threads))} thread(s) and running them once, of which {storage / 2**20:.0f} MiB "
+                 "hold the values between runs (each executor's buffers, shared by values alive at different times; "
+                 "the rest is what converting leaves)")
     step = llm.static_cache_module(model, CACHE)
     prompt = torch.randint(0, 32000, (1, PREFILL), generator=torch.Generator().manual_seed(0))
     compiled = None
@@ -222,15 +224,15 @@ def bench(config: str, base: torch.nn.Module, threads: list[int], runs: int, com
     for t in threads:
         torch.set_num_threads(t)
 
-        def qnnpy_step(t: int = t) -> object:
-            return decoder.module.run(*state, token, position, threads=t)
+        decoder.threads = t
+        decoder.start()  # the cache the runtime holds, as generate() runs
 
-        def qnnpy_prefill(t: int = t) -> None:
-            current = state
+        def qnnpy_step() -> object:
+            return decoder.forward([7], POSITION)
+
+        def qnnpy_prefill() -> None:
             for p in range(0, PREFILL, PREFILL_CHUNK):
-                outputs = decoder.prefill.run(*current, prompt[:, p:p + PREFILL_CHUNK].numpy(),
-                                              np.arange(p, p + PREFILL_CHUNK, dtype=np.int64), threads=t).outputs
-                current = [o.dequantized for o in outputs[1:]]
+                decoder.forward(prompt[0, p:p + PREFILL_CHUNK].tolist(), p)
 
         def pytorch_step(module: torch.nn.Module = step) -> object:
             with torch.no_grad():

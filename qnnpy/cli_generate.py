@@ -77,13 +77,31 @@ class _Timed:
         return outputs
 
 
-def _runners(decoder: "Decoder", form: str, progress: Callable[[str], None]) -> tuple["StepRunner", "StepRunner | None"]:
-    """The step and prefill runners of ``form``: qnnpy's runtime (its packed weights prepared, the params they copy
-    freed) or TVM's kernels form."""
+def _generate(decoder: "Decoder", prompt: list[int], max_new_tokens: int, form: str,
+              progress: Callable[[str], None]) -> tuple[list[int], float, list[float]]:
+    """Greedy decoding in ``form``: qnnpy's runtime (its packed weights prepared, the params they copy freed; the
+    cache held by the runtime) or TVM's kernels form. Returns the tokens, the seconds the prompt took and those of
+    each step that decoded a new token."""
     if form == "runtime":
         freed = decoder.release_packed_params()
         progress(f"runtime prepared ({freed / 2**20:.0f} MiB of params freed, the weights held once)")
-        return decoder.run_step, decoder.run_prefill if decoder.prefill is not None else None
+        progress(f"decoding {max_new_tokens} tokens after a prompt of {len(prompt)}")
+        tokens = decoder.generate(prompt, max_new_tokens)
+        seconds = [s for _, s in decoder.forward_calls]
+    else:
+        step, prefill = _kernels_form(decoder, progress)
+        timed_step = _Timed(step)
+        timed_prefill = _Timed(prefill) if prefill is not None else None
+        progress(f"decoding {max_new_tokens} tokens after a prompt of {len(prompt)}")
+        tokens = decoder.generate(prompt, max_new_tokens, runner=timed_step, prefill_runner=timed_prefill)
+        seconds = (timed_prefill.seconds if timed_prefill else []) + timed_step.seconds
+    # The calls after the prompt's last token each decode one new token; the calls before them ran the prompt.
+    decode = seconds[len(seconds) - (len(tokens) - 1):] if len(tokens) > 1 else []
+    return tokens, sum(seconds) - sum(decode), decode
+
+
+def _kernels_form(decoder: "Decoder", progress: Callable[[str], None]) -> tuple["StepRunner", "StepRunner | None"]:
+    """The step and prefill runners of TVM's kernels form."""
     from qnnpy import tvm_bridge
 
     progress("compiling the kernels form with TVM")
@@ -121,17 +139,10 @@ def run_generate(args: argparse.Namespace, progress: Callable[[str], None]) -> t
     decoder = llm.convert_decoder(model, max_cache_len=cache, prefill_chunk=chunk)
     decoder.threads = args.threads
     progress(f"  converted in {time.perf_counter() - start:.1f} s")
-    step, prefill = _runners(decoder, args.runner, progress)
-    timed_step = _Timed(step)
-    timed_prefill = _Timed(prefill) if prefill is not None else None
-    progress(f"decoding {args.max_new_tokens} tokens after a prompt of {len(prompt)}")
-    tokens = decoder.generate(prompt, args.max_new_tokens, runner=timed_step, prefill_runner=timed_prefill)
+    tokens, prompt_seconds, decode = _generate(decoder, prompt, args.max_new_tokens, args.runner, progress)
     lines = ["tokens: " + ",".join(map(str, tokens))]
     if detokenize is not None:
         lines.append("text: " + detokenize(tokens))
-    # The steps after the prompt's last token each decode one new token; the calls before them ran the prompt.
-    decode = timed_step.seconds[len(timed_step.seconds) - (len(tokens) - 1):] if len(tokens) > 1 else []
-    prompt_seconds = sum(timed_step.seconds) - sum(decode) + (sum(timed_prefill.seconds) if timed_prefill else 0.0)
     speed = f"decode {1e3 * float(np.median(decode)):.1f} ms/token (median)" if decode else "no decode steps"
     lines.append(f"time: prompt {prompt_seconds:.3f} s, {speed} ({args.runner}, {args.threads} "
                  f"thread{'s' if args.threads > 1 else ''})")

@@ -97,6 +97,11 @@ class Executor:
     def isa(self) -> str:
         return self._executor.isa
 
+    def storage_bytes(self) -> int:
+        """Bytes the values' storage keeps from run to run: a value's buffer goes back to a pool once no later node
+        reads it, so values alive at different times share memory (0 before the first run)."""
+        return int(self._executor.storage_bytes())
+
     def run(self, *inputs: np.ndarray, capture: bool = False, feed: dict[str, np.ndarray] | None = None) -> RunResult:
         """Run on inputs shaped like the module's inputs (checked by the core): float32, or integer arrays for
         index inputs (an int64 / int32 input of an embedding); returns every output.
@@ -110,6 +115,19 @@ class Executor:
         results = [self._integer_and_real(out, scale, zero_point, dtype)
                    for out, (scale, zero_point), dtype in zip(outputs, self._output_qparams, self._output_dtypes)]
         return RunResult(results[0].quantized, results[0].dequantized, dict(captured), results)
+
+    def carried_state(self, arrays: Sequence[np.ndarray], first_output: int = 1) -> _core.CarriedState:
+        """State the runtime carries from run to run (:meth:`run_carried`): copies of ``arrays`` as the graph's first
+        inputs, written back by outputs ``first_output``, ``first_output + 1``, ... (a decoder's KV cache: inputs
+        ``(*state, ids, positions)``, outputs ``(logits, *state)``)."""
+        return self._executor.carried_state([np.asarray(a) for a in arrays], first_output)
+
+    def run_carried(self, state: _core.CarriedState, *inputs: np.ndarray) -> list[np.ndarray | None]:
+        """Run with ``state`` as the first inputs, given only the others; the outputs that write the state back
+        update it in place (no copy in or out) and come back as None, the others as arrays (float outputs as
+        computed, integer ones as their dtype)."""
+        outputs, _ = self._executor.run_carried(state, [np.asarray(x) for x in inputs])
+        return list(outputs)
 
     @staticmethod
     def _integer_and_real(out: np.ndarray, scale: float | None, zero_point: int | None,

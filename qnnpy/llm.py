@@ -14,7 +14,8 @@ reference. ``qnnpy generate`` (:mod:`qnnpy.cli_generate`) runs all of it on a Hu
 from __future__ import annotations
 
 import contextlib
-from dataclasses import dataclass
+import time
+from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
@@ -25,6 +26,7 @@ from qnnpy.capture.torchao_capture import capture_torchao_with_state, torchao_la
 from qnnpy.convert.converter import convert_captured, decomposed
 from qnnpy.convert.torchao_ops import check_torchao_layers
 from qnnpy.errors import ConversionError
+from qnnpy.executor import Executor
 from qnnpy.llm_recipes import RECIPES
 from qnnpy.module import QDQModule
 
@@ -43,7 +45,8 @@ class Decoder:
     same computation on ``C`` tokens at consecutive positions: ``input_ids (1, C)``, ``cache_position (C,)``,
     logits ``(1, C, vocab)``. The two modules share their params (one copy in memory). :meth:`run_step` and
     :meth:`run_prefill` run them on ``threads`` workers with the kernels of ``isa`` (default: the best the CPU
-    runs)."""
+    runs). :meth:`start` and :meth:`forward` run them on a cache that qnnpy's runtime holds from call to call
+    (no copy of it in or out), which :meth:`generate` uses by default."""
 
     module: QDQModule
     state_names: list[str]
@@ -53,6 +56,41 @@ class Decoder:
     prefill_chunk: int = 1
     threads: int = 1
     isa: str | None = None
+    _cache: Any = field(default=None, init=False, repr=False)
+    # (tokens, seconds) of each forward call since start(): what qnnpy generate reports as prompt and decode times.
+    forward_calls: list[tuple[int, float]] = field(default_factory=list, init=False, repr=False)
+
+    def start(self) -> None:
+        """Begin a sequence in qnnpy's runtime: a cache of its own, the empty ``initial_state``, that
+        :meth:`forward` reads and writes in place."""
+        self._cache = self._executor(self.module).carried_state(self.initial_state)
+        self.forward_calls = []
+
+    def forward(self, ids: Sequence[int], position: int) -> np.ndarray:
+        """Run the tokens ``ids`` at positions ``position, position + 1, ...`` on the cache :meth:`start` made: one
+        token through the step module, up to ``prefill_chunk`` through the prefill module (padded to the chunk: the
+        extra positions are written but masked, and overwritten by the tokens that follow). Returns the logits of
+        the last of ``ids``, shape ``(vocab,)``."""
+        if self._cache is None:
+            raise ValueError("forward runs on the cache start() makes: call start() first")
+        width = 1 if len(ids) == 1 else self.prefill_chunk
+        if not 1 <= len(ids) <= width or (width > 1 and self.prefill is None):
+            raise ValueError(f"forward takes one token, or up to prefill_chunk={self.prefill_chunk} with a prefill "
+                             f"module; got {len(ids)}")
+        if position < 0 or position + width > self.max_cache_len:
+            raise ValueError(f"positions {position}..{position + width - 1} are outside the cache of "
+                             f"{self.max_cache_len} positions")
+        padded = np.zeros((1, width), np.int64)
+        padded[0, :len(ids)] = ids
+        module = self.module if width == 1 else self.prefill
+        start = time.perf_counter()
+        logits = self._executor(module).run_carried(self._cache, padded,
+                                                    np.arange(position, position + width, dtype=np.int64))[0]
+        self.forward_calls.append((len(ids), time.perf_counter() - start))
+        return np.asarray(logits).reshape(width, -1)[len(ids) - 1]
+
+    def _executor(self, module: QDQModule) -> Executor:
+        return module.executor(threads=self.threads, isa=self.isa)
 
     def run_step(self, *inputs: np.ndarray) -> list[np.ndarray]:
         """One step in qnnpy's runtime: the module's outputs as arrays (a :data:`StepRunner`)."""
@@ -83,10 +121,11 @@ class Decoder:
     def generate(self, prompt: Sequence[int], max_new_tokens: int, runner: StepRunner | None = None,
                  prefill_runner: StepRunner | None = None) -> list[int]:
         """Greedy decoding: the prompt, then ``max_new_tokens`` steps each feeding back the argmax of the last
-        logits; returns the new tokens. ``runner`` (default :meth:`run_step`) runs one step. The prompt runs
-        ``prefill_chunk`` tokens a call through ``prefill_runner`` (default :meth:`run_prefill` where the decoder
-        has a prefill module and ``runner`` is not given), the last chunk padded (its extra positions are written
-        but masked, and overwritten by the steps that follow), else one step a token."""
+        logits; returns the new tokens. With neither runner given, qnnpy's runtime runs it on the cache it holds
+        (:meth:`forward`), the prompt ``prefill_chunk`` tokens a call where the decoder has a prefill module (the
+        last chunk padded: its extra positions are written but masked, and overwritten by the steps that follow).
+        Otherwise ``runner`` (default :meth:`run_step`) runs one step and ``prefill_runner``, when given, the
+        prompt's chunks, the state passed in and out as arrays."""
         if not prompt:
             raise ValueError("generate needs a prompt of at least one token")
         if len(prompt) + max_new_tokens > self.max_cache_len:
@@ -95,9 +134,9 @@ class Decoder:
         if prefill_runner is not None and self.prefill is None:
             raise ValueError("prefill_runner given, but this decoder has no prefill module to say its chunk: convert "
                              "it with convert_decoder(..., prefill_chunk=C)")
+        if runner is None and prefill_runner is None:
+            return self._generate_in_place(prompt, max_new_tokens)
         run = runner or self.run_step
-        if prefill_runner is None and runner is None and self.prefill is not None:
-            prefill_runner = self.run_prefill
         chunk = self.prefill_chunk if prefill_runner is not None else 1
         state = [s.copy() for s in self.initial_state]
         position, logits = 0, np.zeros(0)
@@ -118,6 +157,26 @@ class Decoder:
         tokens = [int(np.argmax(logits))]
         while len(tokens) < max_new_tokens:
             call(run, tokens[-1:], 1)
+            tokens.append(int(np.argmax(logits)))
+        return tokens[:max_new_tokens]
+
+    def _generate_in_place(self, prompt: Sequence[int], max_new_tokens: int) -> list[int]:
+        """:meth:`generate` in qnnpy's runtime on the cache it holds (:meth:`forward`): the prompt in chunks of the
+        prefill module while more than one token is left, then one token a step."""
+        self.start()
+        position, logits = 0, np.zeros(0)
+        chunk = self.prefill_chunk if self.prefill is not None else 1
+        while chunk > 1 and len(prompt) - position > 1 and position + chunk <= self.max_cache_len:
+            part = prompt[position:position + chunk]
+            logits = self.forward(part, position)
+            position += len(part)
+        while position < len(prompt):
+            logits = self.forward(prompt[position:position + 1], position)
+            position += 1
+        tokens = [int(np.argmax(logits))]
+        while len(tokens) < max_new_tokens:
+            logits = self.forward(tokens[-1:], position)
+            position += 1
             tokens.append(int(np.argmax(logits)))
         return tokens[:max_new_tokens]
 

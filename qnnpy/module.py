@@ -174,6 +174,12 @@ class QDQModule:
         """
         return self._executor(self._size_of(inputs), profile, threads, isa).run(*inputs, capture=capture, feed=feed)
 
+    def executor(self, profile: str | None = None, threads: int = 1, isa: str | None = None) -> Executor:
+        """The runtime's executor of one run setting at the example's shapes, as :meth:`run` uses it (made, its
+        weights packed, on first use): for callers that keep state in it between runs
+        (:meth:`qnnpy.executor.Executor.run_carried`)."""
+        return self._executor(self._example_size(), profile, threads, isa)
+
     def _executor(self, size: int, profile: str | None, threads: int, isa: str | None) -> Executor:
         """The executor of one run setting, made (its weights packed) on first use."""
         profile = resolve_profile(profile)
@@ -198,6 +204,11 @@ class QDQModule:
                           f"(prepared: {settings}); convert the model again for its params, TVM forms, save or other "
                           "run settings")
         return int(self._graph.release_packed_params(self._released))
+
+    def value_storage_bytes(self) -> int:
+        """Bytes qnnpy's runtime keeps for the values between runs, over every run setting used so far (one executor
+        each): values alive at different times share buffers (:meth:`qnnpy.executor.Executor.storage_bytes`)."""
+        return sum(executor.storage_bytes() for executor in self._executors.values())
 
     def _example_size(self) -> int:
         """The size of the symbolic dim the module was converted at, else dim 0 of its inputs (1 for a rank-0

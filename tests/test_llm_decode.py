@@ -269,3 +269,33 @@ def test_generate_command_refusals(tmp_path, capsys):
     assert cli.main(["generate", folder, "--prompt-ids", "3,-1"]) == 2
     with pytest.raises(ValueError, match="quantized already"):
         llm.quantize(_quantized_lm("llama", "w8a8_dynamic"), "8da4w")
+
+
+def test_forward_on_the_cache_the_runtime_holds_equals_steps_with_the_state_as_arrays():
+    """Decoder.start / forward keep the cache inside the runtime (no copy in or out a step): the logits of a prompt
+    chunk and the steps after it equal those of run_prefill / run_step passing the state as arrays, bit for bit,
+    and misuse is refused."""
+    model = _quantized_lm("llama", "w8a8_dynamic")
+    with pytest.warns(UserWarning):
+        decoder = llm.convert_decoder(model, max_cache_len=CACHE, prefill_chunk=4)
+    with pytest.raises(ValueError, match=r"call start\(\) first"):
+        decoder.forward([3], 0)
+    tokens = [3, 17, 42, 9, 1, 60, 7]
+    decoder.start()
+    in_place = [decoder.forward(tokens[:3], 0)] + [decoder.forward([t], p) for p, t in enumerate(tokens[3:], 3)]
+    padded = np.array([tokens[:3] + [0]], np.int64)
+    outputs = decoder.run_prefill(*decoder.initial_state, padded, np.arange(4, dtype=np.int64))
+    arrays, state = [outputs[0].reshape(4, -1)[2]], outputs[1:]
+    for position, token in enumerate(tokens[3:], 3):
+        outputs = decoder.run_step(*state, np.array([[token]], np.int64), np.array([position], np.int64))
+        arrays.append(outputs[0].reshape(-1))
+        state = outputs[1:]
+    for ours, theirs in zip(in_place, arrays):
+        np.testing.assert_array_equal(ours, theirs)
+    with pytest.raises(ValueError, match="up to prefill_chunk=4"):
+        decoder.forward(tokens[:5], 0)
+    with pytest.raises(ValueError, match="outside the cache of 40"):
+        decoder.forward([3], 40)
+    executor = decoder.module.executor()
+    with pytest.raises(ValueError, match="carried value '.*' must have shape"):
+        executor.carried_state([np.zeros(3, np.int64)])

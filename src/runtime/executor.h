@@ -23,6 +23,13 @@ struct HostTensor {
   std::vector<uint8_t> bytes;
 };
 
+// Values a caller carries from one run to the next without copying them in and out (a decoder's KV cache): the
+// first buffers.size() graph inputs read them, and outputs first_output, first_output + 1, ... write them back.
+struct CarriedState {
+  std::vector<Buffer> buffers;
+  size_t first_output = 1;
+};
+
 class Executor {
  public:
   // Makes every node's runner once (weights packed, tables built), each from its
@@ -41,14 +48,20 @@ class Executor {
   // node's output is replaced by the given values after it is computed (and captured), so the
   // nodes that read it compute from those values: qnnpy.compare feeds PyTorch's own tensors this
   // way to measure each layer's arithmetic alone.
+  // With `carried`, its buffers are the first inputs (their pointers in `inputs` are not read) and take the
+  // outputs that write them back (returned empty: no values, dtype and shape only); each must hold its input's
+  // element count in the input's storage (float values, or integers widened to int64).
   std::vector<HostTensor> run(const std::vector<const void*>& inputs, std::map<std::string, HostTensor>* captured,
-                              const std::map<int, HostTensor>* feed = nullptr);
+                              const std::map<int, HostTensor>* feed = nullptr, CarriedState* carried = nullptr);
 
   // Wall time of each node in the last finished run, in seconds (node order); a copy,
   // taken while no run writes it.
   std::vector<double> node_seconds() const;
   // The kernel each conv/linear node used in the last finished run ("" for other nodes).
   std::vector<std::string> node_kernels() const;
+
+  // The bytes the values' storage keeps between runs (the pools' capacity; no run is in flight then).
+  size_t storage_bytes();
 
   const Graph& graph() const { return *graph_; }
   Profile profile() const { return profile_; }
@@ -66,16 +79,26 @@ class Executor {
   std::vector<NodeRunner> runners_;  // node order
   std::mutex run_mutex_;  // one run at a time per executor: runs share the runners' scratch state and the storage
   mutable std::mutex record_mutex_;  // guards the timing records of the last finished run
-  // The storage of every value, kept from one run to the next. The 8-bit values as they are: a run then
-  // neither allocates nor zero-fills them (page faults and memsets that no worker thread shares); every
-  // op writes all of its output. The float and index vectors emptied but with their memory: an op sees
-  // an empty vector, as in a first run, and growing it reuses the pages.
-  struct KeptStorage {
-    std::vector<uint8_t> q;
-    std::vector<float> f;
-    std::vector<int64_t> idx;
+  // Values' storage, kept from one run to the next and shared by values that are not alive at once: a value's
+  // vector is taken from its kind's pool when its node runs and goes back when the last node that reads it has
+  // run, so memory follows the largest set of values alive together, not their sum. The pools hand out the
+  // best fit by capacity, so from the second run on the same vectors meet the same values (no allocation, no
+  // page faults that no worker thread shares). 8-bit vectors keep their contents (every op writes all of its
+  // output); float and index vectors are emptied (an op sees an empty vector, as in a first run, and growing
+  // it reuses the memory).
+  template <class T>
+  struct Pool {
+    std::vector<std::vector<T>> free;
+    std::vector<T> take(size_t count);
+    void give(std::vector<T>&& v);
+    size_t bytes() const;
   };
-  std::vector<KeptStorage> storage_;
+  void take_storage(int value_id, Buffer& b);
+  void give_storage(Buffer& b);
+  Pool<uint8_t> q_pool_;
+  Pool<float> f_pool_;
+  Pool<int64_t> idx_pool_;
+  std::vector<std::vector<int>> dying_;  // per node: the values no later node reads (their storage goes back)
   std::vector<double> node_seconds_;
   std::vector<std::string> node_kernels_;
 };

@@ -79,7 +79,7 @@ void run_float_attention(const OpArgs& a) {
       if (m == kMinusInf) continue;
       float sum = 0.0f;
       for (float& x : s) {
-        x = std::exp(x - m);
+        x = x == kMinusInf ? 0.0f : std::exp(x - m);  // exp(-inf) is 0: no call for a position left out
         sum += x;
       }
       const float reciprocal = 1.0f / sum;
