@@ -91,3 +91,29 @@ def test_two_threads_equal_pytorch(case, engine, profile, vector_isa):
     for isa, threads in (("scalar", 1), ("scalar", 2), (vector_isa, 1), (vector_isa, 2)):
         (got,), _ = _core.Executor(g, profile, isa, threads).run([x], False)
         np.testing.assert_array_equal(got, want, err_msg=f"{isa}, {threads} thread(s)")
+
+
+@pytest.mark.parametrize("op, shapes", [
+    ("float_silu", [(3, 129, 257)]),
+    ("float_mul", [(3, 129, 257), (3, 129, 257)]),
+    ("float_add", [(3, 129, 257), (257,)]),          # a row broadcast: one run per row
+    ("float_mul", [(3, 129, 257), ()]),              # a scalar: one run cut into pieces
+    ("float_add", [(3, 1, 257), (3, 129, 1)]),       # both broadcast: runs of one element
+])
+def test_float_elementwise_nodes_split_over_workers_give_the_values_of_one_thread(op, shapes):
+    """Float element-wise nodes (runtime/ops/plain_values.h: element_spans, for_each_broadcast_run_parallel) split
+    large outputs over the workers; every element is computed alone, so 2 threads give 1 thread's bits, and the
+    values are PyTorch's."""
+    g = _core.Graph()
+    xs = [np.random.default_rng(i).standard_normal(s).astype(np.float32) for i, s in enumerate(shapes)]
+    ids = [g.add_input(f"x{i}", list(x.shape)) for i, x in enumerate(xs)]
+    g.mark_output(g.add_node(op, ids, "test", "y", "float32"))
+    one, two = ([*_core.Executor(g, "int32_bias", "", threads).run(xs, False)[0]][0] for threads in (1, 2))
+    np.testing.assert_array_equal(one, two)
+    tensors = [torch.from_numpy(x) for x in xs]
+    expected = {"float_silu": lambda: torch.nn.functional.silu(tensors[0]), "float_mul": lambda: tensors[0] * tensors[1],
+                "float_add": lambda: tensors[0] + tensors[1]}[op]().numpy()
+    if op == "float_silu":
+        assert np.abs(one - expected).max() <= 4 * np.finfo(np.float32).eps * max(1.0, np.abs(expected).max())
+    else:
+        np.testing.assert_array_equal(one, expected)

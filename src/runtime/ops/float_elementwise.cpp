@@ -15,7 +15,9 @@ void map_values(const OpArgs& a, F f) {
   const std::vector<In>& x = values_of<In>(a.in_buf());
   std::vector<Out>& y = values_of<Out>(a.out_buf());
   y.resize(x.size());
-  for (size_t i = 0; i < x.size(); ++i) y[i] = f(x[i]);
+  element_spans(static_cast<int64_t>(x.size()), a.threads, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) y[i] = f(x[i]);
+  });
 }
 
 template <class In, class Out, class F>
@@ -66,9 +68,10 @@ const char* ElementwiseBinary::run(const OpArgs& a) const {
       std::vector<float>& out = a.out_buf().f;
       out.resize(static_cast<size_t>(a.out_count()));
       const Shape* const shapes[2] = {&a.in(0).shape, &a.in(1).shape};
-      for_each_broadcast_run(a.out().shape, shapes, [&](int64_t e, const int64_t* o, const int64_t* step, int64_t n) {
-        f_.float_runs(x.data() + o[0], step[0], y.data() + o[1], step[1], out.data() + e, n);
-      });
+      for_each_broadcast_run_parallel(a.out().shape, shapes, a.threads,
+                                      [&](int64_t e, const int64_t* o, const int64_t* step, int64_t n) {
+                                        f_.float_runs(x.data() + o[0], step[0], y.data() + o[1], step[1], out.data() + e, n);
+                                      });
     } else {
       map_broadcast<float, float>(a, f_.on_float);
     }

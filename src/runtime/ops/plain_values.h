@@ -3,10 +3,12 @@
 // element-wise runners share (NumPy broadcasting of any number of inputs).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
 #include "runtime/ops/op_args.h"
+#include "runtime/parallel.h"
 
 namespace qnnpy {
 
@@ -26,13 +28,26 @@ void with_element_type(DType t, Body&& body) {
   }
 }
 
+// Element-wise work on `count` elements, split for the workers into spans of about kElementSpan (each element is
+// computed alone, so any split gives the same values): calls fn(begin, end) for each span.
+constexpr int64_t kElementSpan = 1 << 14;
+template <class Fn>
+void element_spans(int64_t count, int threads, Fn fn) {
+  const int64_t spans = (count + kElementSpan - 1) / kElementSpan;
+  parallel_chunks(spans, workers_for(count, 2 * kElementSpan, threads), [&](int64_t span, int) {
+    fn(span * kElementSpan, std::min(count, (span + 1) * kElementSpan));
+  });
+}
+
 // One float32 input to one float32 output of its shape, element by element.
 template <class F>
 void float_unary(const OpArgs& a, F f) {
   const std::vector<float>& x = a.in_buf().f;
   std::vector<float>& out = a.out_buf().f;
   out.resize(x.size());
-  for (size_t i = 0; i < x.size(); ++i) out[i] = f(x[i]);
+  element_spans(static_cast<int64_t>(x.size()), a.threads, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) out[i] = f(x[i]);
+  });
 }
 
 // Row-major strides of `in` seen from an output of rank `rank` (NumPy broadcasting): 0 along
@@ -91,6 +106,39 @@ void for_each_broadcast_run(const Shape& out, const Shape* const (&ins)[N], Run 
       index[d] = 0;
     }
   }
+}
+
+// for_each_broadcast_run on the workers: the runs cut into pieces of at most kElementSpan elements, handed out
+// in groups of about that many elements (a large tensor's runs in any order; each element computed alone).
+template <size_t N, class Run>
+void for_each_broadcast_run_parallel(const Shape& out, const Shape* const (&ins)[N], int threads, Run run) {
+  const int64_t count = num_elements(out);
+  const int workers = workers_for(count, 2 * kElementSpan, threads);
+  if (workers <= 1) return for_each_broadcast_run(out, ins, run);
+  struct Piece {
+    int64_t e, n, o[N];
+  };
+  std::vector<Piece> pieces;
+  int64_t steps[N] = {};
+  for_each_broadcast_run(out, ins, [&](int64_t e, const int64_t* o, const int64_t* step, int64_t n) {
+    for (size_t i = 0; i < N; ++i) steps[i] = step[i];  // the same for every run
+    for (int64_t j = 0; j < n; j += kElementSpan) {
+      Piece p{e + j, std::min(kElementSpan, n - j), {}};
+      for (size_t i = 0; i < N; ++i) p.o[i] = o[i] + j * step[i];
+      pieces.push_back(p);
+    }
+  });
+  std::vector<size_t> group_start{0};
+  for (size_t k = 0, size = 0; k < pieces.size(); ++k) {
+    size += static_cast<size_t>(pieces[k].n);
+    if (size >= static_cast<size_t>(kElementSpan) && k + 1 < pieces.size()) group_start.push_back(k + 1), size = 0;
+  }
+  group_start.push_back(pieces.size());
+  parallel_chunks(static_cast<int64_t>(group_start.size()) - 1, workers, [&](int64_t g, int) {
+    for (size_t k = group_start[g]; k < group_start[g + 1]; ++k) {
+      run(pieces[k].e, static_cast<const int64_t*>(pieces[k].o), static_cast<const int64_t*>(steps), pieces[k].n);
+    }
+  });
 }
 
 // Calls f(out_index, offsets) for every element of `out`, in order (for_each_broadcast_run, element by element).
