@@ -13,6 +13,7 @@ import torch
 from qnnpy import _core
 from qnnpy.capture.pt2e_capture import is_pt2e_graph
 from qnnpy.convert.converter import capture, from_torch
+from qnnpy.convert.symbolic_dim import DynamicDim, resized
 from qnnpy.module import QDQModule
 from qnnpy.profiles import current_engine, default_profile, shown_profiles
 from qnnpy.quantized_types import is_tensor
@@ -193,7 +194,15 @@ def linked_module(model: torch.nn.Module, module: QDQModule, example: torch.Tens
     """``module`` linked to ``model``'s tensors (what :func:`compare` needs): ``model`` is converted again on
     ``example`` (one input of the model) and must give the same module, the same nodes and the same params;
     otherwise a ``ValueError`` says that ``module`` is not the conversion of ``model``."""
-    fresh = from_torch(model, _example_for(module, example), dynamic_batch=module.dynamic_batch)
+    symbolic = module.dynamic_dim
+    if symbolic is None:
+        fresh = from_torch(model, _example_for(module, example), dynamic_batch=module.dynamic_batch)
+    else:
+        axes: list[int | None] = [None] * len(module.input_shapes)
+        for index, axis in symbolic["input_axes"]:
+            axes[index] = axis
+        spec = DynamicDim(tuple(axes), symbolic["max"], symbolic["name"])
+        fresh = from_torch(model, resized(_arguments(example), axes, symbolic["example"]), dynamic_dim=spec)
     ours, theirs = module.params, fresh.params
     same = (fresh.nodes() == module.nodes() and list(ours) == list(theirs)
             and all(ours[k].dtype == theirs[k].dtype and np.array_equal(ours[k], theirs[k]) for k in ours))

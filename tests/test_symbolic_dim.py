@@ -159,3 +159,11 @@ def test_bad_specs_are_refused():
         qnnpy.from_torch(model, (x,), dynamic_dim=DynamicDim(axes=(1, 1), max=MAX))
     with pytest.raises(qnnpy.ConversionError, match="cannot be combined"):
         qnnpy.from_torch(model, (x,), dynamic_batch=True, dynamic_dim=DynamicDim(axes=(1,), max=MAX))
+
+
+def test_compare_links_a_loaded_symbolic_module_to_its_model(llama, tmp_path):
+    """compare converts the model again (at the module's three sizes) to link a loaded module to its layers."""
+    model, module = llama
+    module.save(tmp_path / "m")
+    report = qnnpy.compare(model, qnnpy.load(tmp_path / "m"), [(_ids(7),)], profiles=["int32_bias"])
+    assert report.layers["int32_bias"]

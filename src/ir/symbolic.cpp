@@ -18,8 +18,8 @@ int64_t fit(int64_t at_example, int64_t at_max, int64_t below_max, const Symboli
   const int64_t slope = at_max - below_max;
   if (at_max - slope * (s.max - s.example) != at_example) {
     symbolic_fail(what + " is not affine in '" + s.name + "': " + std::to_string(at_example) + " at size " +
-         std::to_string(s.example) + ", " + std::to_string(below_max) + " at " + std::to_string(s.max - 1) + ", " +
-         std::to_string(at_max) + " at " + std::to_string(s.max));
+        std::to_string(s.example) + ", " + std::to_string(below_max) + " at " + std::to_string(s.max - 1) + ", " +
+        std::to_string(at_max) + " at " + std::to_string(s.max));
   }
   return slope;
 }
@@ -88,7 +88,7 @@ void compare_nodes(const Node& a, const Node& b) {
 Graph generalize(const Graph& e, const Graph& m, const Graph& b, const SymbolicDim& spec) {
   if (spec.max < 2 || spec.example < 1 || spec.example > spec.max) {
     symbolic_fail("sizes must satisfy 1 <= example <= max and max >= 2, got example " + std::to_string(spec.example) + ", max " +
-         std::to_string(spec.max));
+        std::to_string(spec.max));
   }
   if (spec.input_axes.empty()) symbolic_fail("no input axis holds the size");
   for (const auto& [input, axis] : spec.input_axes) {
@@ -96,7 +96,7 @@ Graph generalize(const Graph& e, const Graph& m, const Graph& b, const SymbolicD
     const Shape& shape = e.value(e.inputs()[input]).shape;
     if (axis < 0 || axis >= static_cast<int>(shape.size()) || shape[axis] != spec.example) {
       symbolic_fail("axis " + std::to_string(axis) + " of input '" + e.value(e.inputs()[input]).name + "' " + shape_str(shape) +
-           " does not hold the example size " + std::to_string(spec.example));
+          " does not hold the example size " + std::to_string(spec.example));
     }
   }
   check_inputs(e, m, spec.max, spec);
@@ -131,7 +131,7 @@ Graph generalize(const Graph& e, const Graph& m, const Graph& b, const SymbolicD
       }
       if (!leading_block(pe, pm) || !leading_block(pb, pm)) {
         symbolic_fail(node_where(ne) + ": constant '" + pe.name + "' at size " + std::to_string(spec.example) +
-             " is not the leading block of its values at size " + std::to_string(spec.max));
+            " is not the leading block of its values at size " + std::to_string(spec.max));
       }
       tables[id] = slopes;
     }
@@ -183,8 +183,8 @@ Graph generalize(const Graph& e, const Graph& m, const Graph& b, const SymbolicD
     for (size_t id = 0; id < e.values().size(); ++id) {
       if (rebuilt.value(new_id[id]).shape != sample->value(static_cast<int>(id)).shape) {
         symbolic_fail("value '" + e.value(static_cast<int>(id)).name + "' has shape " + shape_str(rebuilt.value(new_id[id]).shape) +
-             " rebuilt at size " + std::to_string(size) + " but " + shape_str(sample->value(static_cast<int>(id)).shape) +
-             " when converted at that size");
+            " rebuilt at size " + std::to_string(size) + " but " + shape_str(sample->value(static_cast<int>(id)).shape) +
+            " when converted at that size");
       }
     }
   }
