@@ -299,3 +299,24 @@ def test_forward_on_the_cache_the_runtime_holds_equals_steps_with_the_state_as_a
     executor = decoder.module.executor()
     with pytest.raises(ValueError, match="carried value '.*' must have shape"):
         executor.carried_state([np.zeros(3, np.int64)])
+
+
+def test_a_batch_of_prompts_decodes_each_as_alone():
+    """convert_decoder(..., batch_size=2): two prompts of one length decoded together (their own cache rows) give
+    each prompt's tokens and logits of a batch-1 decoder bit for bit (every op works per sequence), in the runtime
+    and with the state passed as arrays."""
+    model = _quantized_lm("qwen2", "w8a8_dynamic")
+    with pytest.warns(UserWarning):
+        pair = llm.convert_decoder(model, max_cache_len=CACHE, prefill_chunk=4, batch_size=2)
+        alone = llm.convert_decoder(model, max_cache_len=CACHE, prefill_chunk=4)
+    prompts = [[3, 17, 42, 9, 5], [100, 7, 7, 60, 1]]
+    tokens = pair.generate(prompts, 12)
+    assert tokens == [alone.generate(p, 12) for p in prompts]
+    assert pair.generate(prompts, 12, runner=pair.run_step, prefill_runner=pair.run_prefill) == tokens
+    pair.start()
+    alone.start()
+    both = pair.forward([p[:3] for p in prompts], 0)
+    assert both.shape == (2, 256)
+    np.testing.assert_array_equal(both[0], alone.forward(prompts[0][:3], 0))
+    with pytest.raises(ValueError, match=r"takes 2 sequence\(s\) of one length"):
+        pair.forward([3, 17], 3)
