@@ -2,6 +2,7 @@
 // it), the byte clamp that prepares the u8 x s8 GEMM's input, the window columns that the
 // implicit-GEMM conv reads in runs, and the grouped linears' float sums of GEMM results.
 #include <cstring>
+#include <limits>
 #include <string>
 
 #include "kernel_tests/twin_check.h"
@@ -196,7 +197,36 @@ void check_int4_groups(TwinContext& ctx, int64_t m, int64_t k, int64_t group, in
                                             (zero_points ? " with zero points" : ""));
 }
 
+// float_dots and weighted_rows (attention's loops) on random floats, rows ld = n + 3 apart, some weights 0 over rows
+// holding infinities (skipped, so the sums stay finite), compared bit for bit.
+void check_float_rows(TwinContext& ctx, int64_t count, int64_t n) {
+  const int64_t ld = n + 3;
+  std::vector<float> x(n), rows(count * ld), w(count);
+  for (float& v : x) v = ctx.uniform_float(-2.0f, 2.0f);
+  for (float& v : rows) v = ctx.uniform_float(-3.0f, 3.0f);
+  for (int64_t j = 0; j < count; ++j) {
+    w[j] = ctx.uniform(0, 3) == 0 ? 0.0f : ctx.uniform_float(0.0f, 1.0f);
+    if (w[j] == 0.0f) rows[j * ld] = std::numeric_limits<float>::infinity();
+  }
+  std::vector<float> want(count), got(count);
+  ctx.ref.float_dots(x.data(), rows.data(), ld, count, n, want.data());
+  ctx.simd.float_dots(x.data(), rows.data(), ld, count, n, got.data());
+  const std::string what = " count=" + std::to_string(count) + " n=" + std::to_string(n);
+  auto bits = [](const std::vector<float>& v) {
+    std::vector<int32_t> b(v.size());
+    std::memcpy(b.data(), v.data(), v.size() * sizeof(float));
+    return b;
+  };
+  ctx.expect_equal(bits(want), bits(got), "float_dots" + what);
+  std::vector<float> want_sum(n, 7.0f), got_sum(n, 7.0f);
+  ctx.ref.weighted_rows(w.data(), rows.data(), ld, count, n, want_sum.data());
+  ctx.simd.weighted_rows(w.data(), rows.data(), ld, count, n, got_sum.data());
+  ctx.expect_equal(bits(want_sum), bits(got_sum), "weighted_rows" + what);
+}
+
 void twin_gemm(TwinContext& ctx) {
+  for (int64_t count : {1, 3, 4, 5, 9, 37})
+    for (int64_t n : {1, 7, 8, 9, 24, 31, 32, 33, 64, 100}) check_float_rows(ctx, count, n);
   for (int64_t n : {1, 7, 8, 9, 31, 64, 100}) check_group_sums(ctx, n);
   for (int64_t m : {1, 2, 3, 4, 5, 9})
     for (int64_t n : {1, 8, 15, 16, 17, 40}) check_int4_groups(ctx, m, 64, 32, n, m % 2 == 0);

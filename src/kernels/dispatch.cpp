@@ -335,7 +335,8 @@ const KernelSet& scalar_kernels() {
                               false,             gemm_u8s8_runs_scalar, window_columns_scalar, winograd_input_scalar,
                               winograd_output_scalar, false,   interleave4_scalar,
                               depthwise_quads_scalar, false,   interleave_planes_scalar, nullptr,
-                              nullptr,           add_group_sums_scalar, int4_group_sums_scalar};
+                              nullptr,           add_group_sums_scalar, int4_group_sums_scalar,
+                              float_dots_scalar, weighted_rows_scalar};
   return k;
 }
 
@@ -348,7 +349,8 @@ const KernelSet& avx2_kernels() {
                               false,           gemm_u8s8_runs_avx2, window_columns_avx2, winograd_input_avx2,
                               winograd_output_avx2, true,      interleave4_avx2,
                               depthwise_quads_avx2, true,      interleave_planes_avx2, nullptr,
-                              nullptr,        add_group_sums_avx2, int4_group_sums_avx2};
+                              nullptr,        add_group_sums_avx2, int4_group_sums_avx2,
+                              float_dots_avx2, weighted_rows_avx2};
   return k;
 }
 

@@ -382,6 +382,13 @@ struct KernelSet {
   void (*add_group_sums)(const int32_t* acc, int64_t n, const GroupSumParams& p, float* sums) = nullptr;
   // Int4Groups above.
   void (*int4_group_sums)(const Int4Groups& a) = nullptr;
+  // Attention's float loops (runtime/ops/float_attention.cpp), in one order on every set: out[j] = the dot of x
+  // with the n floats at rows + j * ld, for j < count, product i added into partial sum i % 8, the eight sums
+  // then added pairwise (4 apart, 2 apart, 1 apart).
+  void (*float_dots)(const float* x, const float* rows, int64_t ld, int64_t count, int64_t n, float* out) = nullptr;
+  // out[i] = the sum over j < count in order, from 0, of w[j] * rows[j * ld + i] for i < n; a row whose weight is
+  // 0 is skipped (so a value there that is not finite does not reach out).
+  void (*weighted_rows)(const float* w, const float* rows, int64_t ld, int64_t count, int64_t n, float* out) = nullptr;
 };
 
 constexpr int64_t kFewRows = 16;

@@ -41,6 +41,8 @@ void batch_norm_avx2(const uint8_t* x, int64_t pixels, int64_t c, bool is_signed
                       uint8_t* out);
 
 void add_group_sums_avx2(const int32_t* acc, int64_t n, const GroupSumParams& p, float* sums);
+void float_dots_avx2(const float* x, const float* rows, int64_t ld, int64_t count, int64_t n, float* out);
+void weighted_rows_avx2(const float* w, const float* rows, int64_t ld, int64_t count, int64_t n, float* out);
 void int4_group_sums_avx2(const Int4Groups& a);
 
 }  // namespace qnnpy

@@ -12,7 +12,8 @@ const KernelSet& neon_kernels() {
                               false,            nullptr,          nullptr,             winograd_input_scalar,
                               winograd_output_scalar, false,   nullptr,
                               nullptr,          false,           interleave_planes_scalar, nullptr,
-                              nullptr,          add_group_sums_scalar, int4_group_sums_scalar};
+                              nullptr,          add_group_sums_scalar, int4_group_sums_scalar,
+                              float_dots_scalar, weighted_rows_scalar};
   return k;
 }
 

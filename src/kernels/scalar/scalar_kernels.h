@@ -67,6 +67,8 @@ int32_t batch_norm_one(int32_t q, float alpha, float beta, const BatchNormParams
 int32_t add_fixed_one(int32_t qa, int32_t qb, const AddFixedParams& p);
 
 void add_group_sums_scalar(const int32_t* acc, int64_t n, const GroupSumParams& p, float* sums);
+void float_dots_scalar(const float* x, const float* rows, int64_t ld, int64_t count, int64_t n, float* out);
+void weighted_rows_scalar(const float* w, const float* rows, int64_t ld, int64_t count, int64_t n, float* out);
 void int4_group_sums_scalar(const Int4Groups& a);
 
 }  // namespace qnnpy

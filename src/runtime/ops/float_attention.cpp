@@ -1,9 +1,10 @@
 // The runner of float_attention (ops/float_attention.cpp). Per query row l of head h (key / value head
 // h / (Hq / Hk)):
-//   s[j] = fl(dot(q[l], k[j]) * scale), the dot in 8 interleaved partial sums added pairwise (one fixed order)
+//   s[j] = fl(dot(q[l], k[j]) * scale), the dot in 8 interleaved partial sums added pairwise (one fixed order:
+//          the kernel set's float_dots, kernels.h)
 //   s[j] = -inf where the bool mask is false or (causal) j > l;  s[j] = s[j] + mask[j] for a float mask
 //   p = softmax(s): m = max(s), e = exp(s - m), p = e * (1 / sum(e)), the sum in index order (as float_softmax)
-//   out[l] = sum over j in index order of p[j] * v[j]
+//   out[l] = sum over j in index order of p[j] * v[j] (the kernel set's weighted_rows)
 // PyTorch's math path scales q and k by sqrt(scale) each before their matmul and sums in its BLAS's order, so the
 // two agree to float rounding, not bit for bit. A row with every position left out gives zeros, as PyTorch's math
 // path (its _safe_softmax). Positions of weight 0 (left out, or underflowed) are skipped, so a value there that is
@@ -13,7 +14,7 @@
 #include <limits>
 #include <vector>
 
-#include "runtime/float_dot.h"
+#include "kernels/kernels.h"
 #include "runtime/ops/float_transformer_runners.h"
 #include "runtime/ops/plain_values.h"
 #include "runtime/parallel.h"
@@ -52,43 +53,52 @@ void run_float_attention(const OpArgs& a) {
   std::vector<float>& out = a.out_buf().f;
   out.resize(static_cast<size_t>(a.out_count()));
   constexpr float kMinusInf = -std::numeric_limits<float>::infinity();
+  const auto dots = a.k.float_dots ? a.k.float_dots : scalar_kernels().float_dots;
+  const auto weighted = a.k.weighted_rows ? a.k.weighted_rows : scalar_kernels().weighted_rows;
   const int64_t work = n_size * heads * rows * positions * (e_size + ev);
   parallel_chunks(n_size * heads, workers_for(work, 1 << 16, a.threads), [&](int64_t nh, int) {
     const int64_t n = nh / heads, h = nh % heads, kv = n * kv_heads + h / group;
     const float* keys = k + kv * positions * e_size;
     const float* values = v + kv * positions * ev;
-    std::vector<float> s(static_cast<size_t>(positions));
+    std::vector<float> s(static_cast<size_t>(positions)), weights(static_cast<size_t>(positions));
+    std::vector<uint8_t> kept(static_cast<size_t>(positions));
     for (int64_t l = 0; l < rows; ++l) {
       const float* query = q + (nh * rows + l) * e_size;
       const int64_t mask_row = n * mask_strides[0] + h * mask_strides[1] + l * mask_strides[2];
       for (int64_t j = 0; j < positions; ++j) {
-        const bool left_out = (bool_values != nullptr && bool_values[mask_row + j * mask_strides[3]] == 0) ||
-                              (causal && j > l) ||
-                              (float_mask != nullptr && float_mask[mask_row + j * mask_strides[3]] == kMinusInf);
-        // A position left out weighs exactly 0: neither its dot product nor its value is computed.
-        float score = kMinusInf;
-        if (!left_out) {
-          score = interleaved_dot<8>(query, keys + j * e_size, e_size) * scale;
-          if (float_mask != nullptr) score += float_mask[mask_row + j * mask_strides[3]];
+        kept[j] = !((bool_values != nullptr && bool_values[mask_row + j * mask_strides[3]] == 0) || (causal && j > l) ||
+                    (float_mask != nullptr && float_mask[mask_row + j * mask_strides[3]] == kMinusInf));
+      }
+      // A position left out weighs exactly 0: neither its dot product nor its value is computed. The dots of
+      // each run of kept positions in one call.
+      for (int64_t j = 0; j < positions;) {
+        if (!kept[j]) {
+          s[j++] = kMinusInf;
+          continue;
         }
-        s[j] = score;
+        int64_t end = j;
+        while (end < positions && kept[end]) ++end;
+        dots(query, keys + j * e_size, e_size, end - j, e_size, s.data() + j);
+        for (; j < end; ++j) {
+          s[j] *= scale;
+          if (float_mask != nullptr) s[j] += float_mask[mask_row + j * mask_strides[3]];
+        }
       }
       const float m = *std::max_element(s.begin(), s.end());
       float* dst = out.data() + (nh * rows + l) * ev;
-      std::fill(dst, dst + ev, 0.0f);
-      if (m == kMinusInf) continue;
+      if (m == kMinusInf) {
+        std::fill(dst, dst + ev, 0.0f);
+        continue;
+      }
       float sum = 0.0f;
       for (float& x : s) {
         x = x == kMinusInf ? 0.0f : std::exp(x - m);  // exp(-inf) is 0: no call for a position left out
         sum += x;
       }
       const float reciprocal = 1.0f / sum;
-      for (int64_t j = 0; j < positions; ++j) {
-        if (s[j] == 0.0f) continue;  // exp(-inf): a position left out (or one whose weight underflowed to 0)
-        const float p = s[j] * reciprocal;
-        const float* row = values + j * ev;
-        for (int64_t i = 0; i < ev; ++i) dst[i] += p * row[i];
-      }
+      // Weight 0 (a position left out, or one whose weight underflowed) skips the position's value row.
+      for (int64_t j = 0; j < positions; ++j) weights[j] = s[j] * reciprocal;
+      weighted(weights.data(), values, ev, positions, ev, dst);
     }
   });
 }
