@@ -39,11 +39,11 @@ class Decoder:
     """One decode step of an LM as a QDQModule with explicit state, and optionally a prefill module.
 
     ``module`` takes ``(*state, input_ids, cache_position)`` -- the cache buffers (``state_names``: each layer's
-    keys, values and position counter), the token ``(1, 1)`` int64 and its position ``(1,)`` int64 -- and returns
-    ``(logits, *state)``: the logits ``(1, 1, vocab)`` and the state after the step. ``initial_state`` is the empty
-    cache; ``max_cache_len`` bounds the positions. ``prefill`` (``convert_decoder(..., prefill_chunk=C)``) is the
-    same computation on ``C`` tokens at consecutive positions: ``input_ids (1, C)``, ``cache_position (C,)``,
-    logits ``(1, C, vocab)``. The two modules share their params (one copy in memory). :meth:`run_step` and
+    keys, values and position counter), the token of each of the ``batch_size`` B sequences ``(B, 1)`` int64 and
+    their position ``(1,)`` int64 -- and returns ``(logits, *state)``: the logits ``(B, 1, vocab)`` and the state
+    after the step. ``initial_state`` is the empty cache; ``max_cache_len`` bounds the positions. ``prefill``
+    (``convert_decoder(..., prefill_chunk=C)``) is the same computation on ``C`` tokens at consecutive positions:
+    ``input_ids (B, C)``, ``cache_position (C,)``, logits ``(B, C, vocab)``. The two modules share their params (one copy in memory). :meth:`run_step` and
     :meth:`run_prefill` run them on ``threads`` workers with the kernels of ``isa`` (default: the best the CPU
     runs). :meth:`start` and :meth:`forward` run them on a cache that qnnpy's runtime holds from call to call
     (no copy of it in or out), which :meth:`generate` uses by default."""

@@ -85,14 +85,14 @@ def test_sizes_outside_the_bound_or_disagreeing_inputs_are_refused(llama):
         module.run(np.zeros((2, 5), np.int64))
 
 
-@pytest.mark.parametrize("config", ["w8a8_dynamic", "8da4w_group32"])
-def test_bert_with_its_mask_input_equals_conversions_at_each_size_in_tvm_too(config):
-    """Two inputs share the length (ids and attention mask); TVM's qdq form of the symbolic module, built once,
-    equals the qdq form of a conversion at each size bit for bit."""
+def test_bert_with_its_mask_input_equals_conversions_at_each_size_in_tvm_too():
+    """Two inputs share the length (ids and attention mask), under ExecuTorch's 8da4w config (W8A8 is the Llama's);
+    TVM's qdq form of the symbolic module, built once, equals the qdq form of a conversion at each size bit for
+    bit."""
     pytest.importorskip("tvm")
     from qnnpy import tvm_bridge
 
-    model = _tiny("bert", config)
+    model = _tiny("bert", "8da4w_group32")
     mask = torch.ones(1, 9, dtype=torch.int64)
     module = qnnpy.from_torch(model, (_ids(9), mask), dynamic_dim=DynamicDim(axes=(1, 1), max=MAX))
     runner = tvm_bridge.build(module)
