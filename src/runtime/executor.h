@@ -82,10 +82,11 @@ class Executor {
   // Values' storage, kept from one run to the next and shared by values that are not alive at once: a value's
   // vector is taken from its kind's pool when its node runs and goes back when the last node that reads it has
   // run, so memory follows the largest set of values alive together, not their sum. The pools hand out the
-  // best fit by capacity, so from the second run on the same vectors meet the same values (no allocation, no
-  // page faults that no worker thread shares). 8-bit vectors keep their contents (every op writes all of its
-  // output); float and index vectors are emptied (an op sees an empty vector, as in a first run, and growing
-  // it reuses the memory).
+  // best fit by capacity, so from the second run on the same vectors meet the same values: an op that writes
+  // into the vector it is given allocates nothing (no page faults that no worker thread shares); one that
+  // builds a new vector replaces it, as before pooling. 8-bit vectors keep their contents (every op writes all
+  // of its output); float and index vectors are emptied (an op sees an empty vector, as in a first run, and
+  // growing it reuses the memory).
   template <class T>
   struct Pool {
     std::vector<std::vector<T>> free;
