@@ -166,9 +166,10 @@ class QDQModule:
         uses in this process (:func:`qnnpy.profiles.default_profile`). Returns the
         quantized output, its dequantized values and, with ``capture=True``, every
         intermediate integer tensor by IR value name; ``RunResult.outputs`` holds every
-        output. Weights are packed once per (profile, isa, threads, batch size) and reused;
-        after the first run the graph is frozen. A module with ``dynamic_batch`` runs any
-        batch size (dim 0 of the inputs), one with a ``dynamic_dim`` any size of it up to its bound. ``feed`` (value name -> array of the value's dtype and
+        output. Weights are packed once per (profile, isa, threads, batch size or length) and
+        reused; after the first run the graph is frozen. A module with ``dynamic_batch`` runs any
+        batch size (dim 0 of the inputs), one with a ``dynamic_dim`` any length up to its bound.
+        ``feed`` (value name -> array of the value's dtype and
         shape) replaces values once computed, so later nodes read the fed values
         (:func:`qnnpy.compare` with ``reference_inputs=True`` feeds PyTorch's tensors).
         """
