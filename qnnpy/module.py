@@ -19,6 +19,9 @@ _SCRIPT_FILE = "module.py"
 _LEGACY_PARAMS_FILE = "params.npz"
 _GRAPH_FILE = "graph.qnnpy"
 _WEIGHT_DTYPES = ("int8", "int32")
+# Executors kept for sizes other than the example's (QDQModule._executor): a service that sees many batch sizes or
+# lengths keeps those it used last, not one per size it ever saw.
+SIZED_EXECUTORS = 8
 
 
 class QDQModule:
@@ -182,14 +185,23 @@ class QDQModule:
         return self._executor(self._example_size(), profile, threads, isa)
 
     def _executor(self, size: int, profile: str | None, threads: int, isa: str | None) -> Executor:
-        """The executor of one run setting, made (its weights packed) on first use."""
+        """The executor of one run setting, made (its weights packed) on first use. Of those for sizes other than
+        the example's (a dynamic batch, a symbolic length), the SIZED_EXECUTORS used last are kept (their values'
+        buffers with them); an older one is dropped, unless release_packed_params has freed what would remake it."""
         profile = resolve_profile(profile)
         key = (profile, isa or _core.default_isa(), check_threads(threads), size)
-        if key not in self._executors:
-            if self._released is not None:
-                raise ValueError(f"no executor for profile {key[0]}, isa {key[1]}, {key[2]} threads, size {size}: "
-                                 + self._released)
-            self._executors[key] = Executor(self._graph_at(size), self.output_qparams(), profile, isa, threads)
+        if key in self._executors:
+            self._executors[key] = self._executors.pop(key)  # the most recently used last
+            return self._executors[key]
+        if self._released is not None:
+            raise ValueError(f"no executor for profile {key[0]}, isa {key[1]}, {key[2]} threads, size {size}: "
+                             + self._released)
+        self._executors[key] = Executor(self._graph_at(size), self.output_qparams(), profile, isa, threads)
+        sized = [k for k in self._executors if k[3] != self._example_size()]
+        for old in sized[:max(0, len(sized) - SIZED_EXECUTORS)]:
+            del self._executors[old]
+            if not any(k[3] == old[3] for k in self._executors):
+                self._sized_graphs.pop(old[3], None)
         return self._executors[key]
 
     def release_packed_params(self, profile: str | None = None, threads: int = 1, isa: str | None = None) -> int:

@@ -167,3 +167,17 @@ def test_compare_links_a_loaded_symbolic_module_to_its_model(llama, tmp_path):
     module.save(tmp_path / "m")
     report = qnnpy.compare(model, qnnpy.load(tmp_path / "m"), [(_ids(7),)], profiles=["int32_bias"])
     assert report.layers["int32_bias"]
+
+
+def test_executors_of_other_lengths_are_kept_for_the_lengths_used_last(llama):
+    """A service that sees many lengths keeps the executors (and their values' buffers) of the last
+    SIZED_EXECUTORS lengths, not one per length it ever saw; a dropped length is made again when it comes back."""
+    from qnnpy.module import SIZED_EXECUTORS
+
+    _, module = llama
+    first = module.run(_ids(2).numpy()).dequantized
+    for length in range(3, 3 + SIZED_EXECUTORS + 2):
+        module.run(_ids(length).numpy())
+    lengths = {key[3] for key in module._executors}
+    assert len(lengths - {module.dynamic_dim["example"]}) == SIZED_EXECUTORS and 2 not in lengths
+    np.testing.assert_array_equal(module.run(_ids(2).numpy()).dequantized, first)
