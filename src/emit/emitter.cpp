@@ -88,7 +88,7 @@ std::string Emitter::value_shape_expr(int value_id) const {
   const Shape& shape = g_.value(value_id).shape;
   if (size_var_.empty()) return shape_expr(shape);
   std::string s = "R.shape([";
-  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + dim_expr(shape[i], value_slopes_[value_id][i]);
+  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + value_dim_expr(value_id, i);
   return s + "])";
 }
 
@@ -97,8 +97,7 @@ int64_t Emitter::dim_slope(int value_id, size_t axis) const {
 }
 
 std::string Emitter::value_dim_expr(int value_id, size_t axis) const {
-  const int64_t extent = g_.value(value_id).shape.at(axis);
-  return size_var_.empty() ? std::to_string(extent) : dim_expr(extent, dim_slope(value_id, axis));
+  return dim_expr(g_.value(value_id).shape.at(axis), dim_slope(value_id, axis));
 }
 
 std::string Emitter::attr_entry(const Node& n, const std::string& key, size_t entry) const {
@@ -123,7 +122,7 @@ std::string Emitter::input_type(int value_id) const {
   if (size_var_.empty()) return tensor_type(v.shape, v.dtype, batch_var_);
   std::string dims = "(";
   for (size_t i = 0; i < v.shape.size(); ++i) {
-    dims += (i ? ", " : "") + (value_slopes_[value_id][i] ? "\"" + size_var_ + "\"" : std::to_string(v.shape[i]));
+    dims += (i ? ", " : "") + (dim_slope(value_id, i) ? "\"" + size_var_ + "\"" : std::to_string(v.shape[i]));
   }
   return "R.Tensor(" + dims + (v.shape.size() == 1 ? ",)" : ")") + ", \"" + dtype_name(v.dtype) + "\")";
 }
