@@ -22,6 +22,8 @@ from qnnpy.capture.torchscript_archive import packed_param_states
 from qnnpy.errors import ConversionError
 from qnnpy.model_files import InputFileError, load_model_file
 
+import sanitized_build
+
 ROOT = Path(__file__).resolve().parent.parent
 FUZZ = ROOT / "fuzz"
 SECONDS = int(os.environ.get("QNNPY_FUZZ_SECONDS", "30"))
@@ -54,16 +56,11 @@ def _check(result: subprocess.CompletedProcess, what: str) -> None:
 
 @pytest.fixture(scope="session")
 def libfuzzer_dir() -> Path:
-    """build/fuzz/fuzz with the libFuzzer executables, (re)built once per session."""
-    if shutil.which("clang++") is None:
-        pytest.skip("clang++ is not installed, so the libFuzzer targets cannot be built "
-                    "(scripts/setup.sh --test installs clang and libclang-rt-14-dev when run as root)")
-    build = ROOT / "build" / "fuzz"
-    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
-    result = subprocess.run(["bash", str(ROOT / "scripts" / "build_fuzzers.sh"), str(build)], env=env,
-                            capture_output=True)
-    _check(result, "scripts/build_fuzzers.sh")
-    return build / "fuzz"
+    """build/fuzz/fuzz with the libFuzzer executables, (re)built once per session (tests/sanitized_build.py)."""
+    reason = sanitized_build.missing_clang()
+    if reason:
+        pytest.skip(reason)
+    return sanitized_build.build() / "fuzz"
 
 
 @pytest.mark.parametrize("target", LIBFUZZER_TARGETS)

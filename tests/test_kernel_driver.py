@@ -30,6 +30,7 @@ from profile_cases import RULE_PROFILES
 import amx_encoding
 import disassembly
 import kernel_driver
+import sanitized_build
 from small_models import Head, Residual, conv_cases, quantized, small_zoo_modules
 
 # qemu's CPU models: "max" has every extension (asimddp: sdot), "cortex-a53" is Armv8.0 (no sdot).
@@ -50,11 +51,14 @@ def aarch64_driver(request) -> Path:
 
 
 @pytest.fixture(scope="module")
-def sanitized_driver(request) -> list[str]:
-    """The native driver over a core built with AddressSanitizer and UBSan (gcc's): any report
-    ends the process with an error (CMakeLists.txt: -fno-sanitize-recover=all)."""
-    cache = request.config.cache.mkdir("qnnpy_kernel_tests_asan_ubsan")
-    return [str(kernel_driver.build_driver(cache, False, sanitize="address,undefined"))]
+def sanitized_driver() -> list[str]:
+    """The driver over a core built with AddressSanitizer and UBSan (clang's, in the fuzz targets' build:
+    tests/sanitized_build.py): any report ends the process with an error (CMakeLists.txt:
+    -fno-sanitize-recover=all)."""
+    reason = sanitized_build.missing_clang()
+    if reason:
+        pytest.skip(reason)
+    return [str(sanitized_build.build() / "qnnpy_kernel_tests")]
 
 
 KERNEL_FAMILIES = ("gemm", "requantize", "depthwise", "elementwise", "pool")
@@ -247,12 +251,12 @@ VEX_FIRST_BYTES, EVEX_FIRST_BYTE = (0xC4, 0xC5), 0x62
 @pytest.mark.skipif(platform.machine() not in ("x86_64", "AMD64"), reason="the avxvnni set is x86-64 code")
 @pytest.mark.skipif(not _core.avxvnni_kernels_built, reason="this assembler does not know AVX-VNNI: no avxvnni set")
 @pytest.mark.skipif(shutil.which("objdump") is None, reason="objdump (binutils) not found")
-def test_avxvnni_vex_code_is_its_evex_twin_but_for_the_encoding(sanitized_driver):
+def test_avxvnni_vex_code_is_its_evex_twin_but_for_the_encoding(native_driver):
     """The VEX form runs only on AVX-VNNI CPUs, which the test machines may lack (qemu does not
     emulate it either); the twin tests run the EVEX form wherever AVX-512 VNNI is present. Each VEX
     function must be its EVEX twin instruction for instruction, but for vpdpbusd's encoding, and
     hold no EVEX instruction (an AVX-VNNI CPU without AVX-512 would stop at it)."""
-    code = disassembly.functions(Path(sanitized_driver[0]))
+    code = disassembly.functions(Path(native_driver[0]))
     pairs = [(name, name.replace(VNNI_VEX, VNNI_EVEX)) for name in code if VNNI_VEX in name]
     for kernel in ("gemm_u8s8_avxvnni<", "gemm_u8s8_runs_avxvnni<", "depthwise_quads_avxvnni<"):
         assert any(kernel in vex for vex, _ in pairs), f"no VEX instantiation of {kernel} in the driver"
@@ -280,13 +284,13 @@ AMX_MODEL_CODE = ("ModelTiles", "_amx_model(")
 @pytest.mark.skipif(platform.machine() not in ("x86_64", "AMD64"), reason="the amx set is x86-64 code")
 @pytest.mark.skipif(not _core.amx_kernels_built, reason="this compiler or assembler does not know AMX: no amx set")
 @pytest.mark.skipif(shutil.which("objdump") is None, reason="objdump (binutils) not found")
-def test_amx_code_holds_the_tile_instructions_encoded_as_the_sdm_gives_them(sanitized_driver):
+def test_amx_code_holds_the_tile_instructions_encoded_as_the_sdm_gives_them(native_driver):
     """The amx set's instructions run only on CPUs with AMX-INT8, which the test machines may lack (qemu does not
     emulate them); its GEMM driver runs everywhere on the software model of the tiles. So the build is checked
     from its disassembly: every tile instruction the driver needs is there, each encoded as tests/amx_encoding.py
     says (VEX 0F38, W0, L0, the pp and opcode of that instruction, so tdpbusd is u8 x s8), only in the code on
     the instructions; the 2 x 2 block multiplies A tiles tmm4, tmm5 by B tiles tmm6, tmm7 into C tiles tmm0-3."""
-    code = disassembly.functions(Path(sanitized_driver[0]))
+    code = disassembly.functions(Path(native_driver[0]))
     seen: dict[str, int] = {}
     block_products = None
     for name, instructions in code.items():
