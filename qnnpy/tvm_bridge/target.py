@@ -12,8 +12,12 @@ from typing import Any
 from qnnpy.optional_tvm import tvm_module
 
 
-def _option_value(text: str) -> Any:
-    if "," in text:
+# Options TVM types as lists of strings, even with one element ("-mattr=-fma").
+_LIST_OPTIONS = ("mattr", "keys", "libs", "cl-opt")
+
+
+def _option_value(key: str, text: str) -> Any:
+    if "," in text or key in _LIST_OPTIONS:
         return text.split(",")
     return int(text) if text.lstrip("-").isdigit() else text
 
@@ -28,7 +32,7 @@ def target_dict(text: str) -> dict[str, Any]:
         if not word.startswith("-"):
             raise ValueError(f"target {text!r}: option {word!r} does not start with '-'")
         key, sep, value = word.lstrip("-").partition("=")
-        spec[key] = _option_value(value) if sep else True
+        spec[key] = _option_value(key, value) if sep else True
     return spec
 
 
