@@ -89,12 +89,13 @@ def test_decoder_reads_grouped_heads_in_place():
     """A tiny Llama (4 query heads, 2 key / value heads) converts with one float_attention per layer and none of
     repeat_kv's copies, and its logits stay PyTorch's (the decode tests check the rest)."""
     pytest.importorskip("torchao.quantization")
+    pytest.importorskip("transformers")
     from torchao.quantization import Int8WeightOnlyConfig, quantize_
 
     from qnnpy import llm
-    from test_torchao import _tiny_lm
+    from torchao_models import tiny_lm
 
-    model = _tiny_lm("llama")
+    model = tiny_lm("llama")
     quantize_(model, Int8WeightOnlyConfig())
     with pytest.warns(UserWarning):
         decoder = llm.convert_decoder(model, max_cache_len=16)

@@ -15,8 +15,7 @@ from torchao.quantization import Int8DynamicActivationInt8WeightConfig, Int8Weig
 
 import qnnpy  # noqa: E402
 from qnnpy import _core, llm  # noqa: E402
-from test_torchao import _tiny_lm  # noqa: E402
-from torchao_models import quantize_like_executorch  # noqa: E402
+from torchao_models import quantize_like_executorch, tiny_lm  # noqa: E402
 
 PROMPT = [3, 17, 42, 9]
 NEW_TOKENS = 32
@@ -24,7 +23,7 @@ CACHE = 40
 
 
 def _quantized_lm(kind: str, config: str) -> torch.nn.Module:
-    model = _tiny_lm(kind)
+    model = tiny_lm(kind)
     if config == "executorch_8da4w":
         return quantize_like_executorch(model)
     quantize_(model, {"w8a8_dynamic": Int8DynamicActivationInt8WeightConfig, "int8_weight_only": Int8WeightOnlyConfig}[config]())
@@ -143,7 +142,7 @@ def test_kernels_form_decodes_as_the_runtime():
 
 
 def test_refusals():
-    model = _tiny_lm("llama")
+    model = tiny_lm("llama")
     with pytest.raises(llm.ConversionError, match="no torchao quantized weights"):
         llm.convert_decoder(model, max_cache_len=8)
     quantize_(model, Int8WeightOnlyConfig())
@@ -206,7 +205,7 @@ def _saved_lm_with_tokenizer(folder) -> None:
     import transformers
     from tokenizers import Tokenizer, models, pre_tokenizers
 
-    _tiny_lm("llama").save_pretrained(folder)
+    tiny_lm("llama").save_pretrained(folder)
     vocab = {f"w{i}": i for i in range(255)} | {"[UNK]": 255}
     tokenizer = Tokenizer(models.WordLevel(vocab, unk_token="[UNK]"))
     tokenizer.pre_tokenizer = pre_tokenizers.Whitespace()
@@ -233,7 +232,7 @@ def test_generate_command_decodes_pytorchs_tokens(tmp_path, capsys, recipe, opti
     code = cli.main(["generate", str(tmp_path / "lm"), "--quantize", recipe, "--max-new-tokens", str(NEW_TOKENS),
                      "--max-cache-len", str(CACHE), "--check", *options])
     out = capsys.readouterr().out
-    model = _tiny_lm("llama")
+    model = tiny_lm("llama")
     if recipe == "w8a8":
         quantize_(model, Int8DynamicActivationInt8WeightConfig())
     else:

@@ -12,7 +12,7 @@ from torchao.quantization import quantize_
 
 import qnnpy
 from qnnpy import DynamicDim
-from torchao_models import CONFIGS, quantized_mlp
+from torchao_models import CONFIGS, quantized_mlp, tiny_lm
 
 transformers = pytest.importorskip("transformers")
 
@@ -21,16 +21,8 @@ MAX = 40
 
 def _tiny(kind: str, config: str) -> nn.Module:
     """A two-layer model built from its config (random weights), quantized with torchao's ``config``."""
-    torch.manual_seed(0)
-    if kind == "bert":
-        model = transformers.BertModel(transformers.BertConfig(
-            vocab_size=256, hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
-            max_position_embeddings=64))
-    else:
-        model = transformers.LlamaForCausalLM(transformers.LlamaConfig(
-            vocab_size=256, hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
-            num_key_value_heads=2, max_position_embeddings=64))
-    quantize_(model.eval(), CONFIGS[config]())
+    model = tiny_lm(kind)
+    quantize_(model, CONFIGS[config]())
     return model
 
 
@@ -109,12 +101,47 @@ def test_bert_with_its_mask_input_equals_conversions_at_each_size_in_tvm_too():
             np.testing.assert_array_equal(a, b)
 
 
-def test_static_tvm_forms_are_refused_with_the_way_out(llama):
+@pytest.mark.parametrize("config", ["w8a8_dynamic", "8da4w_group32"])
+def test_integer_form_takes_the_symbolic_length_and_equals_the_runtime(config):
+    """TVM's integer form of a module with a symbolic length, built once: its torchao linears in integers, equal to
+    the runtime bit for bit at every size."""
     pytest.importorskip("tvm")
     from qnnpy import tvm_bridge
 
-    with pytest.raises(ValueError, match="symbolic dim 'seq'; build form='qdq'"):
-        tvm_bridge.build(llama[1], form="integer")
+    module = qnnpy.from_torch(quantized_mlp(config), (torch.randn(1, 5, 64),), dynamic_dim=DynamicDim(axes=(1,), max=24))
+    runner = tvm_bridge.build(module, form="integer")
+    report = tvm_bridge.lowering_report(runner.relax_module)
+    assert report.complete and [rule for _, rule in report.lowered].count("affine_linear") == 2, report.summary()
+    for size in (1, 5, 17, 24):
+        x = torch.randn(1, size, 64, generator=torch.Generator().manual_seed(size)).numpy()
+        np.testing.assert_array_equal(runner(x), module.run(x).dequantized)
+
+
+def test_integer_form_of_a_symbolic_llama_lowers_every_linear(llama):
+    """Every linear and every per-token quantization of the Llama are integer; the float glue between them
+    (norms, rotary, attention) is TVM's float code, so the logits are close to the runtime's, not equal."""
+    pytest.importorskip("tvm")
+    from qnnpy import tvm_bridge
+
+    model, module = llama
+    runner = tvm_bridge.build(module, form="integer")
+    report = tvm_bridge.lowering_report(runner.relax_module)
+    linears = sum(isinstance(m, nn.Linear) for m in model.modules())
+    assert report.complete and [rule for _, rule in report.lowered].count("affine_linear") == linears, report.summary()
+    for size in (3, 29):
+        ids = _ids(size, seed=size).numpy()
+        want = module.run(ids).dequantized
+        got = runner(ids)
+        assert got.shape == want.shape == (1, size, 256)
+        assert np.abs(got - want).max() <= 0.01 * np.abs(want).max()
+
+
+def test_kernels_form_is_refused_with_the_way_out(llama):
+    pytest.importorskip("tvm")
+    from qnnpy import tvm_bridge
+
+    with pytest.raises(ValueError, match="symbolic dim 'seq'; build form='qdq' or form='integer'"):
+        tvm_bridge.build(llama[1], form="kernels")
 
 
 class _Positions(nn.Module):

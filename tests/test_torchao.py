@@ -19,7 +19,7 @@ from isas import AMX, AVX2, AVX512VNNI, AVXVNNI
 
 pytest.importorskip("torchao.quantization")
 from torchao.quantization import quantize_  # noqa: E402
-from torchao_models import CONFIGS, MLP, quantize_like_executorch, quantized_mlp  # noqa: E402
+from torchao_models import CONFIGS, MLP, quantize_like_executorch, quantized_mlp, tiny_lm  # noqa: E402
 
 
 def _convert(model: nn.Module, x: torch.Tensor) -> qnnpy.QDQModule:
@@ -147,6 +147,26 @@ def test_relax_module_is_well_formed_and_kernels_form_equals_runtime():
         assert np.abs(qdq - reference).max() <= 0.05 * np.abs(reference).max()
 
 
+@pytest.mark.parametrize("rules", [True, False], ids=["schedule_rules", "tvm_default"])
+@pytest.mark.parametrize("name", ["w8a8_dynamic", "8da4w_group32", "8da8w_group32"])
+def test_integer_form_computes_the_dynamic_linears_in_integers_bit_for_bit(name, rules):
+    """TVM's integer form: each linear an int32 matmul (per group for 8da4w) and the runtime's float epilogue, each
+    per-token quantization kept as the float arithmetic torchao defines: equal to the runtime bit for bit, with
+    qnnpy's schedule rules (vectorized, where TVM's backend would fuse a multiply and an add) and without."""
+    pytest.importorskip("tvm")
+    from qnnpy import tvm_bridge
+
+    x = torch.randn(2, 5, 64, generator=torch.Generator().manual_seed(1))
+    module = _convert(quantized_mlp(name), x)
+    runner = tvm_bridge.build(module, form="integer", rules=rules)
+    report = tvm_bridge.lowering_report(runner.relax_module)
+    assert report.complete
+    assert sorted(rule for _, rule in report.lowered) == ["affine_linear"] * 2 + ["token_quantization"] * 2
+    script = runner.relax_module.script()
+    assert 'out_dtype="int32"' in script and 'R.matmul(torchao_linear_x,' not in script
+    np.testing.assert_array_equal(runner(x.numpy()), module.run(x.numpy()).dequantized)
+
+
 def test_exported_program_of_a_torchao_model_is_refused_with_the_way_through():
     model = quantized_mlp("w8a8_dynamic")
     program = torch.export.export(copy.deepcopy(model), (torch.randn(3, 64),))
@@ -169,17 +189,6 @@ def test_unsupported_config_is_refused_by_name():
         qnnpy.from_torch(model, (torch.randn(2, 64),))
 
 
-def _tiny_lm(kind: str) -> nn.Module:
-    """A two-layer decoder LM built from its config (random weights, no download)."""
-    transformers = pytest.importorskip("transformers")
-    common = dict(vocab_size=256, hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
-                  num_key_value_heads=2, max_position_embeddings=64)
-    config, model_class = {"llama": (transformers.LlamaConfig, transformers.LlamaForCausalLM),
-                           "qwen2": (transformers.Qwen2Config, transformers.Qwen2ForCausalLM)}[kind]
-    torch.manual_seed(0)
-    return model_class(config(**common)).eval()
-
-
 @pytest.mark.parametrize("kind", ["llama", "qwen2"])
 @pytest.mark.parametrize("name", ["w8a8_dynamic", "executorch_8da4w"])
 def test_decoder_lm_converts_and_each_linear_matches_torchao(kind, name):
@@ -188,7 +197,8 @@ def test_decoder_lm_converts_and_each_linear_matches_torchao(kind, name):
     int8 embedding table is looked up bit for bit: within float rounding); the logits end within 2% of their
     range of PyTorch's (float glue summed in another order moves a per-token quantization by a step now and
     then) with the same next token everywhere."""
-    model = _tiny_lm(kind)
+    pytest.importorskip("transformers")
+    model = tiny_lm(kind)
     if name == "executorch_8da4w":
         quantize_like_executorch(model)
     else:
@@ -254,7 +264,8 @@ def test_hugging_face_torchao_config_round_trip_converts(tmp_path):
     transformers = pytest.importorskip("transformers")
     from torchao.quantization import Int8DynamicActivationInt8WeightConfig
 
-    _tiny_lm("llama").save_pretrained(tmp_path / "float")
+    pytest.importorskip("transformers")
+    tiny_lm("llama").save_pretrained(tmp_path / "float")
     config = transformers.TorchAoConfig(quant_type=Int8DynamicActivationInt8WeightConfig())
     quantized = transformers.LlamaForCausalLM.from_pretrained(tmp_path / "float", quantization_config=config).eval()
     quantized.save_pretrained(tmp_path / "quantized", safe_serialization=False)

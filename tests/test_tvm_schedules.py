@@ -91,6 +91,24 @@ def test_every_requantization_follows_the_gemm(profile):
     np.testing.assert_array_equal(runner(x), module.run(x, profile=profile).dequantized)
 
 
+@pytest.mark.skipif(not _core.cpu_has_avx2(), reason="this CPU has no AVX2 (no FMA to look for)")
+def test_no_multiply_is_fused_with_the_add_that_reads_it():
+    """oneDNN's requantization (multiplies, each read by an add) and a torchao W8A8 linear's epilogue (read by the
+    bias add): TVM's LLVM backend would make FMAs of them (one rounding where the runtime has two); compiled for
+    this CPU, the code holds none, and the results equal the runtime's."""
+    from torchao_models import quantized_mlp
+
+    conv, x = _conv_module("implicit_3x3")
+    linear = qnnpy.from_torch(quantized_mlp("w8a8_dynamic"), (torch.randn(6, 64),))
+    for module, x, profile in ((conv, x, "onednn"), (linear, np.random.default_rng(0).standard_normal((6, 64), np.float32), None)):
+        runner = tvm_bridge.build(module, form="integer", profile=profile)
+        code = "".join(m.inspect_source("asm") for m in runner.executable.mod.imports if m.kind == "llvm")
+        assert "vpmovzx" in code or "vpdpbusd" in code or "vpmaddwd" in code  # the asm of the integer code is here
+        fused = [line.strip() for line in code.splitlines() if line.strip().startswith(("vfmadd", "vfmsub", "vfnm"))]
+        assert not fused, fused[:4]
+        np.testing.assert_array_equal(runner(x), module.run(x, profile=profile).dequantized)
+
+
 @pytest.mark.skipif(not _core.cpu_has_avx512_vnni(), reason="this CPU has no AVX-512 VNNI")
 def test_the_gemm_is_tensorized_with_vpdpbusd_on_a_vnni_target():
     target = tvm_bridge.to_target("llvm -mcpu=znver4")

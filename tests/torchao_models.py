@@ -1,5 +1,5 @@
 """torchao ``quantize_`` test models: a small MLP under each CPU config of torchao 0.18 (tests/test_torchao.py,
-tests/test_op_definitions.py)."""
+tests/test_op_definitions.py), and tiny Hugging Face models built from their configs (no download)."""
 from __future__ import annotations
 
 import torch
@@ -49,3 +49,19 @@ def quantized_mlp(name: str, seed: int = 0) -> nn.Module:
     model = MLP().eval()
     quantize_(model, CONFIGS[name]())
     return model
+
+
+def tiny_lm(kind: str) -> nn.Module:
+    """A two-layer Hugging Face model built from its config (random weights from seed 0, no download), in eval mode:
+    ``"llama"`` or ``"qwen2"`` (decoder LMs with grouped-query attention) or ``"bert"`` (an encoder)."""
+    import transformers
+
+    common = dict(vocab_size=256, hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
+                  max_position_embeddings=64)
+    config, model_class = {"llama": (transformers.LlamaConfig, transformers.LlamaForCausalLM),
+                           "qwen2": (transformers.Qwen2Config, transformers.Qwen2ForCausalLM),
+                           "bert": (transformers.BertConfig, transformers.BertModel)}[kind]
+    if kind != "bert":
+        common["num_key_value_heads"] = 2
+    torch.manual_seed(0)
+    return model_class(config(**common)).eval()

@@ -61,16 +61,16 @@ def _warn_no_kernel_library() -> None:
 
 
 def _check_batch(module: "QDQModule", form: str) -> None:
-    """The integer and kernels forms are built for the module's static shapes: a dynamic batch or a symbolic dim
-    is refused."""
+    """The integer and kernels forms are built for the module's static batch: a dynamic one is refused; the kernels
+    form also refuses a symbolic dim (the integer form takes it: its shapes are Relax's symbolic ones)."""
     if form != "qdq" and module.dynamic_batch:
         raise ValueError(f"the {form!r} form needs static shapes and this module has a dynamic batch; build "
                          "form='qdq' (any batch size), or convert without dynamic_batch for the integer and "
                          "kernels forms")
-    if form != "qdq" and module.dynamic_dim is not None:
-        raise ValueError(f"the {form!r} form needs static shapes and this module has the symbolic dim "
-                         f"'{module.dynamic_dim['name']}'; build form='qdq' (any size), or convert without "
-                         "dynamic_dim for the integer and kernels forms")
+    if form == "kernels" and module.dynamic_dim is not None:
+        raise ValueError(f"the 'kernels' form needs static shapes and this module has the symbolic dim "
+                         f"'{module.dynamic_dim['name']}'; build form='qdq' or form='integer' (any size), or "
+                         "convert without dynamic_dim for the kernels form")
 
 
 def relax_module(module: "QDQModule", form: str = "qdq", profile: str | None = None,

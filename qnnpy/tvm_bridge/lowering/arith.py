@@ -1,8 +1,10 @@
 """Integer (and exactly-rounded float) Relax arithmetic shared by the lowering rules.
 
-Every float formula here is one IEEE single-precision operation per step followed
-by a rounding or a cast, so no backend can contract two of them into a fused
-multiply-add: the results equal the C++ runtime's bit for bit.
+Every float formula here is one IEEE single-precision operation per step, and no multiply feeds an add
+directly: between them stands a rounding, a cast or ``apart``. TVM's LLVM backend compiles with
+floating-point op fusion "fast" (src/target/llvm/llvm_instance.cc: AllowFPOpFusion), so a multiply whose
+result an add reads in the same loop becomes one FMA, rounded once where the runtime rounds twice. So the
+results equal the C++ runtime's bit for bit.
 """
 from __future__ import annotations
 
@@ -20,6 +22,13 @@ def dtype_range(dtype: str) -> tuple[int, int]:
     if dtype not in _RANGE:
         raise ValueError(f"no quantized range for dtype {dtype}")
     return _RANGE[dtype]
+
+
+def apart(product: Any) -> Any:
+    """``product`` (float32), in a form no backend fuses with the add that reads it: max(product, -FLT_MAX), which
+    is ``product`` for every finite value (these products of int32 sums and finite scales are finite) and which
+    LLVM may not drop without assuming that no value is infinite (TVM does not set that flag)."""
+    return R.maximum(product, const(np.finfo(np.float32).min, "float32"))
 
 
 def const(value: Any, dtype: str) -> Any:
@@ -62,13 +71,11 @@ def requantize(acc: Any, mult: Any, zero_point: int, lo: int, hi: int, out_dtype
 def onednn_requantize(acc: Any, src_scale: np.float32, w_scale: Any, fbias: Any, mult: Any, zero_point: int, lo: int,
                       hi: int, out_dtype: str) -> Any:
     """oneDNN's order (src/kernels/kernels.h, RequantParams): y = rne(clamp(fl(fl(fl(fl(fl(float(acc) * src_scale) *
-    w_scale) [+ fbias]) * mult) + zero_point), lo, hi)). Here a multiply feeds an add, which a backend allowed to
-    contract floats would fuse; TVM's LLVM backend keeps them apart (tests/test_tvm_lowering.py compares the
-    integer form with the runtime bit for bit under these profiles)."""
-    f = R.multiply(R.multiply(R.astype(acc, "float32"), const(src_scale, "float32")), w_scale)
+    w_scale) [+ fbias]) * mult) + zero_point), lo, hi)). Each multiply that an add reads is kept ``apart``."""
+    f = apart(R.multiply(R.multiply(R.astype(acc, "float32"), const(src_scale, "float32")), w_scale))
     if fbias is not None:
         f = R.add(f, fbias)
-    f = R.add(R.multiply(f, mult), const(zero_point, "float32"))
+    f = R.add(apart(R.multiply(f, mult)), const(zero_point, "float32"))
     return R.astype(R.round(R.clip(f, lo, hi)), out_dtype)
 
 

@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 import tvm
+from tvm import tirx
 from tvm import relax
 
 INTEGER_DTYPES = ("int8", "uint8", "int16", "uint16", "int32")
@@ -32,7 +33,11 @@ def dtype_of(expr: Any) -> str:
 
 
 def shape_of(expr: Any) -> tuple[int, ...]:
-    return tuple(int(d) for d in expr.ty.shape)
+    """The static shape of ``expr``; NotLowerable where an extent is symbolic (the rules need every extent)."""
+    dims = expr.ty.shape
+    if not all(isinstance(d, tirx.IntImm) for d in dims):
+        raise NotLowerable(f"symbolic shape {[str(d) for d in dims]}: the integer rules need static shapes")
+    return tuple(int(d) for d in dims)
 
 
 @dataclass

@@ -18,7 +18,7 @@ from qnnpy.tvm_bridge.lowering.hints import ModuleHints
 from qnnpy.tvm_bridge.lowering.island import Bindings, Island, NotLowerable, QParams, op_name, shape_of
 from qnnpy.profiles import check_profile
 from qnnpy.tvm_bridge.lowering.report import REPORT_ATTR, LoweringReport
-from qnnpy.tvm_bridge.lowering.rules import Context, lower_island
+from qnnpy.tvm_bridge.lowering.rules import Context, affine_linear, lower_island
 
 
 def _island(binding: Any, bindings: Bindings) -> Island:
@@ -38,8 +38,16 @@ def _island(binding: Any, bindings: Bindings) -> Island:
 def _lower_block(bb: relax.BlockBuilder, block: Any, ctx: Context, report: LoweringReport) -> None:
     bindings = Bindings(block, ctx.params)
     for binding in block.bindings:
-        if op_name(binding.value) != "quantize":
+        name = op_name(binding.value)
+        if name == "matmul":
+            _lower_float_matmul(bb, binding, bindings, report)
+            continue
+        if name != "quantize":
             bb.emit_normalized(binding)
+            continue
+        if affine_linear.is_token_quantization(binding.value, bindings):
+            bb.emit_normalized(binding)  # integers already (rules/affine_linear.py)
+            report.lowered.append((binding.var.name, "token_quantization"))
             continue
         try:
             island = _island(binding, bindings)
@@ -54,6 +62,21 @@ def _lower_block(bb: relax.BlockBuilder, block: Any, ctx: Context, report: Lower
         else:
             bb.emit_normalized(relax.VarBinding(binding.var, bb.normalize(expr)))
         report.lowered.append((binding.var.name, rule))
+
+
+def _lower_float_matmul(bb: relax.BlockBuilder, binding: Any, bindings: Bindings, report: LoweringReport) -> None:
+    """A matmul with a float output: a torchao linear's becomes integer (rules/affine_linear.py); any other is an
+    island's anchor (lowered with its quantize) or a float op of the model, and stays."""
+    try:
+        expr = affine_linear.lower_affine_matmul(bindings, binding.value)
+    except NotLowerable as e:
+        report.kept_float.append((binding.var.name, "matmul", str(e)))
+        expr = None
+    if expr is None:
+        bb.emit_normalized(binding)
+        return
+    bb.emit_normalized(relax.VarBinding(binding.var, bb.normalize(expr)))
+    report.lowered.append((binding.var.name, "affine_linear"))
 
 
 def lower_integer(mod: Any, profile: str = "int32_bias", *, params: dict[str, np.ndarray] | None = None,

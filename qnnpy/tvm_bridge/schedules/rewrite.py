@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 import tvm
-from tvm import relax
+from tvm import relax, tirx
 from tvm.relax import op as R
 
 from qnnpy.tvm_bridge.schedules import conv_gemm, intrinsics, linear_gemm
@@ -181,6 +181,8 @@ class _Int8LayersToGemm(relax.PyExprMutator):
         if centered is None or w is None or str(call.attrs.out_dtype) != "int32":
             return call
         x, zero_point = centered
+        if not all(isinstance(d, tirx.IntImm) for d in x.ty.shape):
+            return call  # a symbolic number of rows: TVM's own matmul
         shape = [int(d) for d in x.ty.shape]
         channels, depth = w.shape
         if shape[-1] != depth:
