@@ -1,11 +1,12 @@
-"""Convert torchvision's classification models and Hugging Face's BERT, GPT-2 and ViT with qnnpy and write what
-converts: docs/model_coverage.md (every model and quantizer, with the measurements of tests/model_sweep.py),
+"""Convert torchvision's classification models, Hugging Face's BERT, GPT-2 and ViT, and torchao's quantize_ configs
+on an MLP and tiny Llama, Qwen2 and BERT models with qnnpy and write what converts: docs/model_coverage.md (every model and quantizer, with the measurements of tests/model_sweep.py),
 docs/model_coverage.json (the same, for regenerating the tables) and the README's short table between its
 coverage markers. Results are saved after every model, so an interrupted sweep resumes where it stopped.
 
     python scripts/model_sweep.py                 # everything (hours on 2 cores)
     python scripts/model_sweep.py --models resnet18,swin_t --quantizers x86
     python scripts/model_sweep.py --tables-only   # rewrite the tables from docs/model_coverage.json
+    python scripts/model_sweep.py --torchao-only  # measure the torchao table only (minutes), then rewrite the tables
     python scripts/model_sweep.py --timm deit_tiny_patch16_224 --quantizers xnnpack   # printed only; needs timm
 """
 from __future__ import annotations
@@ -32,6 +33,7 @@ RESULTS = ROOT / "docs" / "model_coverage.json"
 README = ROOT / "README.md"
 QUANTIZERS = ("x86", "xnnpack")
 HF_FLOWS = ("dynamic", "x86", "xnnpack")
+TORCHAO_MODELS = ("mlp", "llama", "qwen2", "bert")
 
 
 def cpu_name() -> str:
@@ -105,6 +107,60 @@ def sweep_transformers(results: dict) -> None:
             print(f"[sweep] {key}: {'error' if 'error' in outcome else 'ok'}", flush=True)
 
 
+def sweep_torchao(results: dict) -> None:
+    """Each torchao config of tests/torchao_models.py on each model of TORCHAO_MODELS: converts, the largest
+    difference of any output from the quantized model's own run relative to its range, from_torch's seconds."""
+    import numpy as np
+    from torchao.quantization import quantize_
+
+    import qnnpy
+    import torchao_models
+
+    torchao = results.setdefault("torchao", {})
+    for name in TORCHAO_MODELS:
+        for config in torchao_models.CONFIGS:
+            key = f"{name}:{config}"
+            if key in torchao:
+                continue
+            outcome: dict = {"model": name, "config": config, "date": time.strftime("%Y-%m-%d")}
+            step = "torchao's quantize_"
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    if name == "mlp":
+                        model = torchao_models.quantized_mlp(config)
+                        x = torch.randn(2, 5, 64, generator=torch.Generator().manual_seed(3))
+                    else:
+                        model = torchao_models.tiny_lm(name)
+                        quantize_(model, torchao_models.CONFIGS[config]())
+                        x = torch.randint(0, 256, (1, 12), generator=torch.Generator().manual_seed(3))
+                    step = "qnnpy"
+                    start = time.perf_counter()
+                    module = qnnpy.from_torch(model, (x,))
+                    outcome["seconds"] = time.perf_counter() - start
+                    with torch.no_grad():
+                        out = model(x)
+                    if isinstance(out, torch.Tensor):
+                        theirs = [out.numpy()]
+                    else:  # a decoder's logits (not its cache), an encoder's every output
+                        theirs = [out.logits.numpy()] if hasattr(out, "logits") else [t.numpy() for t in out.values()]
+                    ours = [o.dequantized for o in module.run(x.numpy()).outputs]
+                    if len(ours) != len(theirs):
+                        raise ValueError(f"{len(ours)} outputs where PyTorch gives {len(theirs)}")
+                outcome["max_relative"] = max(float(np.abs(o - t).max() / np.abs(t).max()) for o, t in zip(ours, theirs))
+            except Exception as e:  # noqa: BLE001
+                outcome["error"] = f"in {step}: {type(e).__name__}: {str(e)[:400]}"
+            torchao[key] = outcome
+            _save(results)
+            print(f"[sweep] torchao {key}: {'error' if 'error' in outcome else 'ok'}", flush=True)
+
+
+def _torchao_row(o: dict) -> str:
+    if "error" in o:
+        return f"| {o['model']} | `{o['config']}` | no: {o['error'][:200]} | | |"
+    return f"| {o['model']} | `{o['config']}` | yes | {o['max_relative']:.1e} | {o['seconds']:.2f} |"
+
+
 def _family(name: str) -> str:
     return re.sub(r"(_v\d)?(_|\d).*$", "", name) if not name.startswith("wide_") else "wide_resnet"
 
@@ -142,8 +198,8 @@ def tables(results: dict) -> tuple[str, str]:
     """The docs page and the README's short table."""
     import model_sweep
 
-    tv, hf = results["torchvision"], results["transformers"]
-    dates = sorted({o.get("date", results.get("date", "")) for o in [*tv.values(), *hf.values()]} - {""})
+    tv, hf, ao = results["torchvision"], results["transformers"], results.get("torchao", {})
+    dates = sorted({o.get("date", results.get("date", "")) for o in [*tv.values(), *hf.values(), *ao.values()]} - {""})
     header = (f"Measured on {results.get('cpu', cpu_name())} with torch {results.get('torch', torch.__version__)}, "
               f"{' to '.join(dict.fromkeys([dates[0], dates[-1]])) if dates else 'no date'}.")
     hf_rows = [f"| {o['model']} | {o['flow']} | " + (f"no: {o['error'][:200]}" if "error" in o else
@@ -195,6 +251,16 @@ def tables(results: dict) -> tuple[str, str]:
         "| model | flow | converts | outputs | difference |",
         "|---|---|---|---|---|",
         *hf_rows,
+        "",
+        "torchao's `quantize_` configs (`tests/torchao_models.py`, torchao 0.18) on a two-layer MLP and on tiny",
+        "Llama, Qwen2 and BERT models built from their configs: the largest difference of any output from the",
+        "quantized model's own PyTorch run, relative to its range (W8A8's linears are bit for bit; the float glue",
+        "between them and torchao's float sums move the end by float rounding, now and then a per-token step),",
+        "and `qnnpy.from_torch`'s seconds. [docs/torchao.md](torchao.md) says what each config computes.",
+        "",
+        "| model | config | converts | distance | seconds |",
+        "|---|---|---|---|---|",
+        *(_torchao_row(ao[key]) for key in sorted(ao)),
         "",
     ])
     families: dict[str, dict[str, list[bool]]] = defaultdict(lambda: defaultdict(list))
@@ -257,17 +323,21 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--models", help="comma-separated torchvision model names (default: all but those left out)")
     parser.add_argument("--quantizers", default=",".join(QUANTIZERS))
-    parser.add_argument("--no-transformers", action="store_true", help="leave the Hugging Face models out")
+    parser.add_argument("--no-transformers", action="store_true", help="leave the Hugging Face and torchao models out")
     parser.add_argument("--other-forms", choices=("all", "families", "none"), default="families",
                         help="build and run TVM's integer and qdq forms for every model, one per family, or none")
     parser.add_argument("--tables-only", action="store_true", help="rewrite the tables from the saved results")
+    parser.add_argument("--torchao-only", action="store_true",
+                        help="measure torchao's configs only (the torchao table), then rewrite the tables")
     parser.add_argument("--timm", help="comma-separated timm model names: measure and print them, save nothing (needs timm)")
     args = parser.parse_args()
     if args.timm:
         measure_timm(args.timm.split(","), args.quantizers.split(","))
         return
     results = _load()
-    if not args.tables_only:
+    if args.torchao_only:
+        sweep_torchao(results)
+    elif not args.tables_only:
         results.update(cpu=cpu_name(), torch=torch.__version__.split("+")[0], date=time.strftime("%Y-%m-%d"))
         import model_sweep
 
@@ -275,6 +345,7 @@ def main() -> None:
         sweep_torchvision(models, args.quantizers.split(","), args.other_forms, results)
         if not args.no_transformers:
             sweep_transformers(results)
+            sweep_torchao(results)
     write_tables(results)
 
 
