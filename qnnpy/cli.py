@@ -244,9 +244,6 @@ def run_build(args: argparse.Namespace) -> int:
     if module.dynamic_batch and args.form != "qdq":
         raise CliError(EXIT_USAGE, f"{args.model} has a dynamic batch and --form {args.form} needs static shapes: "
                                    "give --form qdq (any batch size), or convert without --dynamic-batch")
-    if module.dynamic_dim is not None and args.form == "kernels":
-        raise CliError(EXIT_USAGE, f"{args.model} has the symbolic dim '{module.dynamic_dim['name']}' and --form kernels "
-                                   "needs static shapes: give --form integer or --form qdq (any size)")
     profile = args.profile or default_profile()
     progress(f"compiling {len(module.nodes())} ops in the {args.form} form, profile {profile}, target {args.target}")
     try:

@@ -157,18 +157,22 @@ def test_building_a_dynamic_batch_folder_in_a_static_form_names_the_flag(files, 
         "(any batch size), or convert without --dynamic-batch")
 
 
-def test_building_a_symbolic_length_folder_takes_the_integer_form_and_refuses_kernels(tmp_path, capsys):
+@pytest.mark.parametrize("form", ["kernels", "integer"])
+def test_a_folder_with_a_symbolic_length_builds_a_library_that_takes_any_length(tmp_path, form):
     from torchao_models import quantized_mlp
 
     module = qnnpy.from_torch(quantized_mlp("w8a8_dynamic"), (torch.randn(1, 5, 64),),
                               dynamic_dim=qnnpy.DynamicDim(axes=(1,), max=16))
     module.save(tmp_path / "m")
-    assert cli.main(["build", str(tmp_path / "m"), "-o", str(tmp_path / "lib.so"), "--form", "kernels"]) == cli.EXIT_USAGE
-    assert capsys.readouterr().err.strip().splitlines()[-1] == (
-        f"qnnpy: error: {tmp_path / 'm'} has the symbolic dim 'seq' and --form kernels needs static shapes: give "
-        "--form integer or --form qdq (any size)")
-    assert cli.main(["build", str(tmp_path / "m"), "-o", str(tmp_path / "lib.so"), "--form", "integer"]) == 0
-    assert (tmp_path / "lib.so").is_file()
+    assert cli.main(["build", str(tmp_path / "m"), "-o", str(tmp_path / "lib.so"), "--form", form]) == 0
+    if form == "kernels":
+        from qnnpy.tvm_bridge import kernel_form
+
+        kernel_form.load_kernel_library()
+    vm = relax.VirtualMachine(tvm.runtime.load_module(str(tmp_path / "lib.so")), tvm.cpu())
+    for length in (2, 16):
+        x = torch.randn(1, length, 64).numpy()
+        np.testing.assert_array_equal(vm["main"](tvm.runtime.tensor(x)).numpy(), module.run(x).dequantized)
 
 
 def test_pickled_quantized_convs_are_usable_after_loading(files):

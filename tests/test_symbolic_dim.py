@@ -87,7 +87,7 @@ def test_bert_with_its_mask_input_equals_conversions_at_each_size_in_tvm_too():
     model = _tiny("bert", "8da4w_group32")
     mask = torch.ones(1, 9, dtype=torch.int64)
     module = qnnpy.from_torch(model, (_ids(9), mask), dynamic_dim=DynamicDim(axes=(1, 1), max=MAX))
-    runner = tvm_bridge.build(module)
+    runner = tvm_bridge.build(module, form="qdq")
     for size in (3, 31):
         ids, ones = _ids(size, seed=size), torch.ones(1, size, dtype=torch.int64)
         static = qnnpy.from_torch(model, (ids, ones))
@@ -101,20 +101,37 @@ def test_bert_with_its_mask_input_equals_conversions_at_each_size_in_tvm_too():
             np.testing.assert_array_equal(a, b)
 
 
+@pytest.mark.parametrize("form", ["kernels", "integer"])
 @pytest.mark.parametrize("config", ["w8a8_dynamic", "8da4w_group32"])
-def test_integer_form_takes_the_symbolic_length_and_equals_the_runtime(config):
-    """TVM's integer form of a module with a symbolic length, built once: its torchao linears in integers, equal to
-    the runtime bit for bit at every size."""
+def test_static_tvm_forms_take_the_symbolic_length_and_equal_the_runtime(config, form):
+    """TVM's kernels and integer forms of a module with a symbolic length, built once: equal to the runtime bit for
+    bit at every size (the integer form with its torchao linears in integers; the kernels form rebuilds each node
+    at each size it meets)."""
     pytest.importorskip("tvm")
     from qnnpy import tvm_bridge
 
     module = qnnpy.from_torch(quantized_mlp(config), (torch.randn(1, 5, 64),), dynamic_dim=DynamicDim(axes=(1,), max=24))
-    runner = tvm_bridge.build(module, form="integer")
-    report = tvm_bridge.lowering_report(runner.relax_module)
-    assert report.complete and [rule for _, rule in report.lowered].count("affine_linear") == 2, report.summary()
-    for size in (1, 5, 17, 24):
+    runner = tvm_bridge.build(module, form=form)
+    if form == "integer":
+        report = tvm_bridge.lowering_report(runner.relax_module)
+        assert report.complete and [rule for _, rule in report.lowered].count("affine_linear") == 2, report.summary()
+    for size in (1, 5, 17, 24, 5):
         x = torch.randn(1, size, 64, generator=torch.Generator().manual_seed(size)).numpy()
         np.testing.assert_array_equal(runner(x), module.run(x).dequantized)
+
+
+def test_kernels_form_of_a_symbolic_llama_equals_the_runtime(llama):
+    """The Llama's every node called at each length: the causal mask and rotary tables cut, attention and the
+    reshapes over the heads rebuilt at that length, bit for bit the runtime's logits."""
+    pytest.importorskip("tvm")
+    from qnnpy import tvm_bridge
+
+    _, module = llama
+    runner = tvm_bridge.build(module, form="kernels")
+    assert 'R.Tensor((1, seq), dtype="int64")' in runner.ir_module.script()
+    for size in (1, 7, MAX):
+        ids = _ids(size, seed=size).numpy()
+        np.testing.assert_array_equal(runner(ids), module.run(ids).dequantized)
 
 
 def test_integer_form_of_a_symbolic_llama_lowers_every_linear(llama):
@@ -134,14 +151,6 @@ def test_integer_form_of_a_symbolic_llama_lowers_every_linear(llama):
         got = runner(ids)
         assert got.shape == want.shape == (1, size, 256)
         assert np.abs(got - want).max() <= 0.01 * np.abs(want).max()
-
-
-def test_kernels_form_is_refused_with_the_way_out(llama):
-    pytest.importorskip("tvm")
-    from qnnpy import tvm_bridge
-
-    with pytest.raises(ValueError, match="symbolic dim 'seq'; build form='qdq' or form='integer'"):
-        tvm_bridge.build(llama[1], form="kernels")
 
 
 class _Positions(nn.Module):

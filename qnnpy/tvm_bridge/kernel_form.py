@@ -10,7 +10,8 @@ packs a node's weights on its first call and reuses them on every later call.
 Intermediate 8-bit rank-4 tensors are NHWC, the runtime's storage order, so no layout
 conversion runs between calls; the module's float inputs and outputs are NCHW, as in
 the QDQ form. The results equal ``module.run(x, profile=...)`` bit for bit: the calls
-run the runtime's own node code.
+run the runtime's own node code. A module with a symbolic dim keeps it: each call also
+passes its value, and the library rebuilds the node for each size it meets.
 """
 from __future__ import annotations
 
@@ -82,22 +83,39 @@ def cached_node_count() -> int:
 
 def to_kernel_relax(module: "QDQModule", profile: str | None = None) -> Any:
     """The module as a ``tvm.IRModule`` in the kernels form for ``profile`` (params bound as constants;
-    default: :func:`qnnpy.profiles.default_profile`)."""
-    from tvm import relax
+    default: :func:`qnnpy.profiles.default_profile`). A module with a symbolic dim keeps it: the inputs' shapes
+    declare it, every call passes its value after the spec, and the outputs' shapes are expressions of it."""
+    from tvm import relax, tirx
 
     calls = _global("qnnpy.kernels.split_graph")(bytes(module.graph.serialize()), resolve_profile(profile))
     values = module.graph.values()
     value_id = {v["name"]: i for i, v in enumerate(values)}
+    symbolic = module.dynamic_dim
+    size = tirx.Var(symbolic["name"], "int64") if symbolic is not None else None
+
+    def extents(shape: list[int], slopes: list[int]) -> list[Any]:
+        """Each extent as it follows the size: fixed, or its value at the example plus slope * (size - example)."""
+        if size is None:
+            return [int(d) for d in shape]
+        return [int(d) if not k else int(d) + int(k) * (size - symbolic["example"]) for d, k in zip(shape, slopes)]
+
+    inputs = []
+    for index, value in enumerate(module.graph.inputs):
+        shape: list[Any] = [int(d) for d in values[value]["shape"]]
+        for input_index, axis in symbolic["input_axes"] if symbolic is not None else []:
+            if input_index == index:
+                shape[axis] = size
+        inputs.append(relax.Var(values[value]["name"], relax.TensorType(shape, values[value]["dtype"])))
     bb = relax.BlockBuilder()
-    inputs = [relax.Var(values[i]["name"], relax.TensorType(values[i]["shape"], values[i]["dtype"]))
-              for i in module.graph.inputs]
     with bb.function("main", inputs):
         with bb.dataflow():
             env: dict[int, Any] = dict(zip(module.graph.inputs, inputs))
-            for node, (spec, dtype, shape) in zip(module.nodes(), calls):
+            for node, (spec, dtype, shape, slopes) in zip(module.nodes(), calls):
                 args = [relax.const(np.frombuffer(bytes(spec), dtype=np.uint8))]
+                if size is not None:
+                    args.append(relax.prim_value(size))
                 args += [env[value_id[name]] for name in node["inputs"]]
-                out_ty = relax.TensorType([int(d) for d in shape], str(dtype))
+                out_ty = relax.TensorType(extents(list(shape), list(slopes)), str(dtype))
                 env[value_id[node["output"]]] = bb.emit(relax.op.call_pure_packed(_CALL_NODE, *args, ty_args=out_ty),
                                                         name_hint=node["output"])
             outputs = [_to_logical(bb, env[i], values[i]) for i in module.graph.outputs]

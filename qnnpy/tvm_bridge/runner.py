@@ -61,16 +61,12 @@ def _warn_no_kernel_library() -> None:
 
 
 def _check_batch(module: "QDQModule", form: str) -> None:
-    """The integer and kernels forms are built for the module's static batch: a dynamic one is refused; the kernels
-    form also refuses a symbolic dim (the integer form takes it: its shapes are Relax's symbolic ones)."""
+    """The integer and kernels forms are built for the module's static batch: a dynamic one is refused (a symbolic
+    dim they take: their shapes are Relax's symbolic ones)."""
     if form != "qdq" and module.dynamic_batch:
         raise ValueError(f"the {form!r} form needs static shapes and this module has a dynamic batch; build "
                          "form='qdq' (any batch size), or convert without dynamic_batch for the integer and "
                          "kernels forms")
-    if form == "kernels" and module.dynamic_dim is not None:
-        raise ValueError(f"the 'kernels' form needs static shapes and this module has the symbolic dim "
-                         f"'{module.dynamic_dim['name']}'; build form='qdq' or form='integer' (any size), or "
-                         "convert without dynamic_dim for the kernels form")
 
 
 def relax_module(module: "QDQModule", form: str = "qdq", profile: str | None = None,
@@ -153,8 +149,8 @@ def build(module: "QDQModule", form: str | None = None, profile: str | None = No
     with ``rules``, its convs run as VNNI-tensorized GEMMs on targets with AVX-512 VNNI),
     ``"qdq"`` (the canonical module as written, executed in float32: within a few LSB).
     ``None`` takes :func:`default_form` (warning once when that is ``"integer"`` because the
-    kernel library is missing), or ``"qdq"`` for a module with a dynamic batch or a symbolic dim
-    (the only form that takes any size; the others refuse such a module).
+    kernel library is missing), or ``"qdq"`` for a module with a dynamic batch (the only form that
+    takes any batch size; the others refuse such a module). A symbolic dim every form takes.
     ``profile``: default :func:`qnnpy.profiles.default_profile`, the one that equals the engine
     PyTorch uses here. ``target``: ``"host"`` (LLVM for this CPU), a target string, options
     allowed (``"llvm -mcpu=znver4"``), TVM's dict form or a ``tvm.target.Target``.
@@ -163,7 +159,7 @@ def build(module: "QDQModule", form: str | None = None, profile: str | None = No
     ``rules`` always binds them). ``rules``: see :class:`TVMRunner` (the qdq and integer forms).
     """
     if form is None:
-        form = "qdq" if module.dynamic_batch or module.dynamic_dim is not None else default_form()
+        form = "qdq" if module.dynamic_batch else default_form()
         if form == "integer":
             _warn_no_kernel_library()
     if form not in FORMS:

@@ -193,15 +193,23 @@ Graph generalize(const Graph& e, const Graph& m, const Graph& b, const SymbolicD
 
 Graph at_size(const Graph& g, int64_t size) {
   if (!g.symbolic_dim()) throw std::invalid_argument("the graph has no symbolic dim");
+  std::vector<Shape> input_shapes;
+  for (int id : g.inputs()) input_shapes.push_back(g.value(id).shape);
+  for (const auto& [input, axis] : g.symbolic_dim()->input_axes) {
+    input_shapes.at(static_cast<size_t>(input)).at(static_cast<size_t>(axis)) = size;
+  }
+  return at_size(g, size, std::move(input_shapes));
+}
+
+Graph at_size(const Graph& g, int64_t size, std::vector<Shape> input_shapes) {
+  if (!g.symbolic_dim()) throw std::invalid_argument("the graph has no symbolic dim");
   const SymbolicDim& sym = *g.symbolic_dim();
   if (size < 1 || size > sym.max) {
     symbolic_fail("'" + sym.name + "' must be in [1, " + std::to_string(sym.max) + "], got " + std::to_string(size));
   }
+  if (input_shapes.size() != g.inputs().size()) throw std::invalid_argument("at_size: one shape per graph input expected");
   Graph out;
   for (const Param& p : g.params()) out.add_param(p);
-  std::vector<Shape> input_shapes;
-  for (int id : g.inputs()) input_shapes.push_back(g.value(id).shape);
-  for (const auto& [input, axis] : sym.input_axes) input_shapes.at(static_cast<size_t>(input)).at(static_cast<size_t>(axis)) = size;
   std::vector<int> new_id(g.values().size(), -1);
   for (size_t i = 0; i < g.inputs().size(); ++i) {
     const Value& v = g.value(g.inputs()[i]);

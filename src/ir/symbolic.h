@@ -41,6 +41,10 @@ Graph generalize(const Graph& example, const Graph& at_max, const Graph& below_m
 // node through its rule again. The result keeps the symbolic dim, with `size` as its example. Throws
 // std::invalid_argument naming the size or the node that refuses it.
 Graph at_size(const Graph& g, int64_t size);
+// The same with the inputs shaped `input_shapes` (every extent that follows the size already set by the caller):
+// for graphs whose inputs follow the size in other ways than input_axes can say, such as the one-node graphs of the
+// kernels form (tvm_kernels/node_spec.h), whose inputs are inner values of the model (a length times the heads).
+Graph at_size(const Graph& g, int64_t size, std::vector<std::vector<int64_t>> input_shapes);
 
 // Per value, per axis, how its extent follows the size (0: fixed), measured by rebuilding `g` at another size.
 std::vector<std::vector<int64_t>> value_slopes(const Graph& g);

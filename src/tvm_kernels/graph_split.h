@@ -13,6 +13,9 @@ struct NodeCall {
   std::string spec;     // encode_node_spec of the node
   DType dtype;          // of the node's output
   Shape storage_shape;  // the output as the runtime stores it: NHWC for rank-4 8-bit values
+  // Of a graph with a symbolic dim: per axis of storage_shape, how its extent follows the size (ir/symbolic.h,
+  // value_slopes); empty otherwise.
+  std::vector<int64_t> storage_slopes;
 };
 
 // One call per node, in node order. The layout flags of the values (what PyTorch's

@@ -22,7 +22,8 @@ uint64_t get_u64(const uint8_t*& p, const uint8_t* end) {
 }
 
 // The one-node graph of g.nodes()[index] (see NodeSpec::graph).
-Graph node_graph(const Graph& g, const Node& n) {
+Graph node_graph(const Graph& g, size_t index) {
+  const Node& n = g.nodes()[index];
   Graph sub;
   std::map<int, int> value_ids;  // id in g -> id in sub
   Node copy = n;
@@ -49,6 +50,17 @@ Graph node_graph(const Graph& g, const Node& n) {
   for (auto& role : copy.params) role.second = sub.add_param(g.param(role.second));
   const Value& out = g.value(n.output);
   sub.mark_output(sub.add_node(std::move(copy), out, out.shape));
+  if (g.symbolic_dim()) {  // the node's attributes that follow the size; its inputs' shapes come with each call
+    SymbolicDim sym = *g.symbolic_dim();
+    sym.input_axes.clear();
+    sym.attrs.clear();
+    for (SymbolicDim::Attr a : g.symbolic_dim()->attrs) {
+      if (a.node != static_cast<int>(index)) continue;
+      a.node = static_cast<int>(sub.nodes().size()) - 1;
+      sym.attrs.push_back(std::move(a));
+    }
+    sub.set_symbolic_dim(std::move(sym));
+  }
   return sub;
 }
 
@@ -65,7 +77,7 @@ std::string encode_node_spec(const Graph& g, size_t index, Profile profile, cons
     out.push_back(static_cast<char>(layouts.at(id).torch_channels_last));
     out.push_back(static_cast<char>(layouts.at(id).torch_dense));
   }
-  out += serialize_graph(node_graph(g, n));
+  out += serialize_graph(node_graph(g, index));
   return out;
 }
 

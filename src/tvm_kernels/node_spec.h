@@ -1,6 +1,8 @@
 // The self-contained description of one node that a kernels-form Relax module
 // carries as a uint8 constant: the profile, the layout flags of the node's inputs
-// and a one-node graph (the node, its params and the values it reads).
+// and a one-node graph (the node, its params and the values it reads). Of a graph with
+// a symbolic dim, the one-node graph has it too, with the node's attributes that follow
+// the size and no input axes: each call gives the size and its inputs' shapes.
 //
 // Byte format: "QNNPYK01", the profile name (uint64 length + bytes), the input count
 // (uint64), per input two bytes (torch_channels_last, torch_dense), then the graph

@@ -1,15 +1,18 @@
 #include "tvm_kernels/prepared_node.h"
 
+#include <algorithm>
 #include <mutex>
 #include <stdexcept>
 #include <unordered_map>
+
+#include "ir/symbolic.h"
 
 namespace qnnpy {
 namespace {
 
 struct CacheEntry {
   tvm::ffi::Tensor spec;  // held so that the key stays this tensor's
-  std::shared_ptr<const PreparedNode> node;
+  std::shared_ptr<const SpecNode> node;
 };
 
 std::mutex cache_mutex;
@@ -26,7 +29,28 @@ void check_spec_tensor(const tvm::ffi::Tensor& t) {
 
 }  // namespace
 
-std::shared_ptr<const PreparedNode> prepared_node(const tvm::ffi::Tensor& spec) {
+SpecNode::SpecNode(NodeSpec spec) : spec_(std::move(spec)) {
+  if (!symbolic()) fixed_ = std::make_shared<const PreparedNode>(spec_.graph, spec_.profile, spec_.input_layouts);
+}
+
+std::shared_ptr<const PreparedNode> SpecNode::at(int64_t size, const std::vector<Shape>& input_shapes) const {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (auto it = sizes_.begin(); it != sizes_.end(); ++it) {
+      if (it->first != size) continue;
+      std::rotate(it, it + 1, sizes_.end());  // now the most recent
+      return sizes_.back().second;
+    }
+  }
+  auto node = std::make_shared<const PreparedNode>(at_size(spec_.graph, size, input_shapes), spec_.profile,
+                                                   spec_.input_layouts);
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (sizes_.size() == kSizes) sizes_.erase(sizes_.begin());
+  sizes_.emplace_back(size, node);
+  return node;
+}
+
+std::shared_ptr<const SpecNode> spec_node(const tvm::ffi::Tensor& spec) {
   const void* key = spec.GetDLTensorPtr();  // inside the tensor object: one per object
   {
     std::lock_guard<std::mutex> lock(cache_mutex);
@@ -35,7 +59,7 @@ std::shared_ptr<const PreparedNode> prepared_node(const tvm::ffi::Tensor& spec) 
   }
   check_spec_tensor(spec);
   const DLTensor* d = spec.GetDLTensorPtr();
-  auto node = std::make_shared<const PreparedNode>(
+  auto node = std::make_shared<const SpecNode>(
       decode_node_spec(static_cast<const uint8_t*>(d->data) + d->byte_offset, static_cast<size_t>(d->shape[0])));
   std::lock_guard<std::mutex> lock(cache_mutex);
   for (auto it = cache.begin(); it != cache.end();) {
