@@ -134,6 +134,23 @@ def test_kernels_form_of_a_symbolic_llama_equals_the_runtime(llama):
         np.testing.assert_array_equal(runner(ids), module.run(ids).dequantized)
 
 
+def test_kernels_form_takes_a_symbolic_width_through_8_bit_nhwc_values():
+    """A quantized conv and depthwise conv along a symbolic width: the kernels form's 8-bit rank-4 values travel
+    NHWC between the calls, and each call reads the width from them; equal to the runtime bit for bit."""
+    pytest.importorskip("tvm")
+    from qnnpy import tvm_bridge
+    from small_models import ConvBlock, quantized
+
+    body = nn.Sequential(ConvBlock(3, 8, True, kernel_size=3, padding=1),
+                         ConvBlock(8, 8, False, kernel_size=3, padding=1, groups=8))
+    model, x = quantized(body, (3, 12, 12))
+    module = qnnpy.from_torch(model, (x,), dynamic_dim=DynamicDim(axes=(3,), max=20))
+    runner = tvm_bridge.build(module, form="kernels")
+    for width in (4, 19):
+        xw = torch.randn(2, 3, 12, width, generator=torch.Generator().manual_seed(width)).numpy()
+        np.testing.assert_array_equal(runner(xw), module.run(xw).dequantized)
+
+
 def test_integer_form_of_a_symbolic_llama_lowers_every_linear(llama):
     """Every linear and every per-token quantization of the Llama are integer; the float glue between them
     (norms, rotary, attention) is TVM's float code, so the logits are close to the runtime's, not equal."""

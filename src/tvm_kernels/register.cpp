@@ -66,7 +66,8 @@ auto as_value_error(Fn fn) -> decltype(fn()) {
   throw std::invalid_argument(std::string(function) + ": " + n.op + " (" + n.source + ") " + argument + " " + e.what());
 }
 
-// The logical shape of a call's tensor standing for `v` (rank-4 8-bit values come NHWC, graph_split.h).
+// The logical shape of a call's tensor holding the node's input `v` (rank-4 8-bit values come NHWC,
+// graph_split.h).
 Shape logical_shape(const DLTensor* t, const Value& v) {
   Shape s(t->shape, t->shape + t->ndim);
   if (!is_plain_dtype(v.dtype) && s.size() == 4) s = {s[0], s[3], s[1], s[2]};
@@ -100,8 +101,7 @@ CallNode node_of(ffi::PackedArgs args, int outputs, const char* function) {
   std::vector<Shape> shapes;  // one per input of the one-node graph: the node's inputs, each once
   for (size_t i = 0; i < n.inputs.size(); ++i) {
     if (std::find(n.inputs.begin(), n.inputs.begin() + i, n.inputs[i]) != n.inputs.begin() + i) continue;
-    shapes.push_back(logical_shape(args[static_cast<int>(i) + first_input].cast<DLTensor*>(),
-                                   spec_graph.value(spec_graph.inputs()[shapes.size()])));
+    shapes.push_back(logical_shape(args[static_cast<int>(i) + first_input].cast<DLTensor*>(), spec_graph.value(n.inputs[i])));
   }
   return {decoded->at(*size, shapes), first_input};
 }
