@@ -20,6 +20,9 @@ VNNI = pytest.param("host", marks=pytest.mark.skipif(not _core.cpu_has_avx512_vn
                                                        reason="this CPU has no AVX-512 VNNI (the tensorized GEMM)"))
 AVX2 = pytest.param("llvm -mcpu=haswell", marks=pytest.mark.skipif(not _core.cpu_has_avx2(),
                                                                     reason="this CPU has no AVX2"))
+# Alder Lake: AVX2 with AVX-VNNI, no AVX-512 (vpdpbusd on ymm, VEX-encoded)
+AVXVNNI = pytest.param("llvm -mcpu=alderlake", marks=pytest.mark.skipif(not _core.cpu_has_avx_vnni(),
+                                                                         reason="this CPU has no AVX-VNNI"))
 
 # name -> (in channels, out channels, kernel, stride, padding, dilation, groups, input (H, W))
 CONVS = {
@@ -55,7 +58,7 @@ def _rewritten_to(module: qnnpy.QDQModule) -> list[str]:
                   if gv.name_hint.rstrip("0123456789") in ("int8_gemm", "depthwise", "int8_linear"))
 
 
-@pytest.mark.parametrize("target", [VNNI, AVX2])
+@pytest.mark.parametrize("target", [VNNI, AVXVNNI, AVX2])
 @pytest.mark.parametrize("name", sorted(CONVS))
 def test_conv_paths_equal_the_runtime(name, target):
     module, x = _conv_module(name)
@@ -75,7 +78,7 @@ def _linear_module(name: str) -> tuple[qnnpy.QDQModule, np.ndarray]:
     return _op_case(name)
 
 
-@pytest.mark.parametrize("target", [VNNI, AVX2])
+@pytest.mark.parametrize("target", [VNNI, AVXVNNI, AVX2])
 @pytest.mark.parametrize("name, linears", [("wide_linear", 1), ("pools_linear", 1), ("linear_on_rank4", 2)])
 def test_linear_layers_equal_the_runtime(name, linears, target):
     module, x = _linear_module(name)
@@ -118,6 +121,20 @@ def test_the_gemm_is_tensorized_with_vpdpbusd_on_a_vnni_target():
     lowered = scheduled_pipeline(target)(tvm_bridge.relax_module(module, "integer", "fbgemm", bind_params=True))
     gemms = [f for gv, f in lowered.functions_items() if gv.name_hint.startswith("int8_gemm")]
     assert len(gemms) == 1 and "llvm.x86.avx512.vpdpbusd.512" in gemms[0].script()
+
+
+def test_an_avx_vnni_target_tensorizes_with_two_ymm_vpdpbusd():
+    """AVX-VNNI without AVX-512 (Alder Lake): the 16-lane steps as two 256-bit vpdpbusd, in the convs' GEMM and the
+    linears'; compiled here without zmm registers (no AVX-512 instruction an AVX-VNNI CPU would stop at)."""
+    target = tvm_bridge.to_target("llvm -mcpu=alderlake")
+    assert vnni_intrinsic(target) is not None and vnni_intrinsic(target) != vnni_intrinsic(tvm_bridge.to_target("llvm -mcpu=znver4"))
+    for module, x in (_conv_module("implicit_3x3"), _linear_module("wide_linear")):
+        lowered = scheduled_pipeline(target)(tvm_bridge.relax_module(module, "integer", "fbgemm", bind_params=True))
+        gemms = [f.script() for gv, f in lowered.functions_items() if gv.name_hint.startswith(("int8_gemm", "int8_linear"))]
+        assert len(gemms) == 1 and gemms[0].count("llvm.x86.avx512.vpdpbusd.256") == 2
+        runner = tvm_bridge.build(module, form="integer", profile="fbgemm", target=target)
+        code = "".join(m.inspect_source("asm") for m in runner.executable.mod.imports if m.kind == "llvm")
+        assert "vpdpbusd" in code and "zmm" not in code
 
 
 @pytest.mark.skipif(not _core.cpu_has_avx2(), reason="this CPU has no AVX2")

@@ -6,8 +6,9 @@ vectorizes over 16 output *pixels* (the convs): lane i accumulates ``sum_j A[i, 
 the u8 activations of 16 pixels x 4 reduction steps (64 contiguous bytes) and B four int8 weights
 broadcast to every lane; the other over 16 output *channels* (the linear layers, whose rows may
 be one token): ``sum_j A[j] * B[i, j]``, four activation bytes broadcast, B 16 channels x 4 weights.
-On AVX2 without VNNI, ``vpmaddwd`` on the bytes widened to int16 adds pairs of products exactly: the
-conv GEMM then keeps two pair sums per pixel, added in its epilogue (conv_gemm.py, ``pairs``).
+With AVX-VNNI (AVX2 CPUs with the VEX form of ``vpdpbusd`` on 8 lanes, no AVX-512) the same 16-lane steps
+are two ymm halves. On AVX2 without VNNI, ``vpmaddwd`` on the bytes widened to int16 adds pairs of products
+exactly: the conv GEMM then keeps two pair sums per pixel, added in its epilogue (conv_gemm.py, ``pairs``).
 (TVM's own ``dot_16x4_vnni`` vectorizes over output channels and passes the bytes as ``int32x16``,
 which the LLVM 22 in apache-tvm 0.27 rejects: that intrinsic now takes ``<64 x i8>`` operands.)
 """
@@ -22,6 +23,8 @@ from tvm.target import codegen
 
 VNNI_PIXELS = "qnnpy_vnni_u8s8_16x4_pixels"
 VNNI_CHANNELS = "qnnpy_vnni_u8s8_16x4_channels"
+AVXVNNI_PIXELS = "qnnpy_avxvnni_u8s8_16x4_pixels"
+AVXVNNI_CHANNELS = "qnnpy_avxvnni_u8s8_16x4_channels"
 AVX2_PAIRS = "qnnpy_avx2_u8s8_4x2x2_pairs"
 LANES = 16
 PAIR_PIXELS = 4  # the pixels of one AVX2 pair step (4 pixels x 2 pair sums = 8 int32 lanes)
@@ -78,6 +81,38 @@ def _channels_vnni(A: T.Buffer((4,), "uint8", offset_factor=1), B: T.Buffer((16,
             B.vload([0, 0], "int8x64"), dtype="int32x16")
 
 
+# AVX-VNNI: LLVM selects the VEX vpdpbusd for its 256-bit intrinsic on a target with avxvnni and no AVX-512 VL.
+@T.prim_func(s_tir=True)
+def _pixels_avxvnni(A: T.Buffer((16, 4), "uint8", offset_factor=1), B: T.Buffer((4,), "int8", offset_factor=1),
+                    C: T.Buffer((16,), "int32", offset_factor=1)) -> None:
+    with T.sblock("root"):
+        T.reads(C[0:16], A[0:16, 0:4], B[0:4])
+        T.writes(C[0:16])
+        weights = T.reinterpret(T.broadcast(T.reinterpret(B.vload([0], "int8x4"), dtype="int32"), 8), dtype="int8x32")
+        C[T.ramp(T.int32(0), 1, 8)] = T.call_llvm_pure_intrin(
+            T.llvm_lookup_intrinsic_id("llvm.x86.avx512.vpdpbusd.256"), C.vload([0], "int32x8"),
+            A.vload([0, 0], "uint8x32"), weights, dtype="int32x8")
+        C[T.ramp(T.int32(8), 1, 8)] = T.call_llvm_pure_intrin(
+            T.llvm_lookup_intrinsic_id("llvm.x86.avx512.vpdpbusd.256"), C.vload([8], "int32x8"),
+            A.vload([8, 0], "uint8x32"), weights, dtype="int32x8")
+
+
+@T.prim_func(s_tir=True)
+def _channels_avxvnni(A: T.Buffer((4,), "uint8", offset_factor=1), B: T.Buffer((16, 4), "int8", offset_factor=1),
+                      C: T.Buffer((16,), "int32", offset_factor=1)) -> None:
+    with T.sblock("root"):
+        T.reads(C[0:16], A[0:4], B[0:16, 0:4])
+        T.writes(C[0:16])
+        activations = T.reinterpret(T.broadcast(T.reinterpret(A.vload([0], "uint8x4"), dtype="int32"), 8),
+                                    dtype="uint8x32")
+        C[T.ramp(T.int32(0), 1, 8)] = T.call_llvm_pure_intrin(
+            T.llvm_lookup_intrinsic_id("llvm.x86.avx512.vpdpbusd.256"), C.vload([0], "int32x8"), activations,
+            B.vload([0, 0], "int8x32"), dtype="int32x8")
+        C[T.ramp(T.int32(8), 1, 8)] = T.call_llvm_pure_intrin(
+            T.llvm_lookup_intrinsic_id("llvm.x86.avx512.vpdpbusd.256"), C.vload([8], "int32x8"), activations,
+            B.vload([8, 0], "int8x32"), dtype="int32x8")
+
+
 @T.prim_func(s_tir=True)
 def _pairs_desc(A: T.Buffer((4, 4), "uint8", offset_factor=1), B: T.Buffer((4,), "int8", offset_factor=1),
                 C: T.Buffer((4, 2), "int32", offset_factor=1)) -> None:
@@ -107,20 +142,28 @@ def _pairs_avx2(A: T.Buffer((4, 4), "uint8", offset_factor=1), B: T.Buffer((4,),
 def _register() -> None:
     TensorIntrin.register(VNNI_PIXELS, _pixels_desc, _pixels_vnni)
     TensorIntrin.register(VNNI_CHANNELS, _channels_desc, _channels_vnni)
+    TensorIntrin.register(AVXVNNI_PIXELS, _pixels_desc, _pixels_avxvnni)
+    TensorIntrin.register(AVXVNNI_CHANNELS, _channels_desc, _channels_avxvnni)
     TensorIntrin.register(AVX2_PAIRS, _pairs_desc, _pairs_avx2)
 
 
-def has_vnni(target: Any) -> bool:
-    """Whether ``target`` is an LLVM CPU target with AVX-512 VNNI (the tensor intrinsics here then apply)."""
-    return str(target.kind.name) == "llvm" and all(
-        codegen.target_has_features(f, target) for f in ("avx512vnni", "avx512bw"))
+def vnni_kind(target: Any) -> str | None:
+    """``"avx512"`` where ``target`` (an LLVM CPU target) has AVX-512 VNNI, ``"avxvnni"`` where it has AVX-VNNI
+    without it (AVX2 CPUs such as Intel's Alder Lake), else None."""
+    if str(target.kind.name) != "llvm":
+        return None
+    if all(codegen.target_has_features(f, target) for f in ("avx512vnni", "avx512bw")):
+        return "avx512"
+    if all(codegen.target_has_features(f, target) for f in ("avxvnni", "avx2")):
+        return "avxvnni"
+    return None
 
 
 def pairs_intrinsic(target: Any) -> str | None:
-    """Where ``target`` has AVX2 but not AVX-512 VNNI: the intrinsic of the pair-sum GEMM
+    """Where ``target`` has AVX2 but no VNNI of either kind: the intrinsic of the pair-sum GEMM
     (``vpmaddwd`` on bytes widened to int16: 4 pixels x 2 sums of 2 products each, exact, where
     ``vpmaddubsw`` would saturate), else None."""
-    if has_vnni(target) or str(target.kind.name) != "llvm" or not codegen.target_has_features("avx2", target):
+    if vnni_kind(target) is not None or str(target.kind.name) != "llvm" or not codegen.target_has_features("avx2", target):
         return None
     _register()
     return AVX2_PAIRS
@@ -129,8 +172,11 @@ def pairs_intrinsic(target: Any) -> str | None:
 def vnni_intrinsic(target: Any, over: str = "pixels") -> str | None:
     """The name of the tensor intrinsic whose 16 lanes are output ``over`` ("pixels": 16 pixels x 4 bytes
     times 4 broadcast weights; "channels": 4 broadcast activation bytes times 16 channels x 4 weights) where
-    ``target`` has AVX-512 VNNI, else None (the GEMM is then vectorized over int32 lanes without it)."""
-    if not has_vnni(target):
+    ``target`` has VNNI (one zmm ``vpdpbusd`` with AVX-512 VNNI, two ymm ones with AVX-VNNI), else None (the
+    GEMM is then vectorized over int32 lanes without it)."""
+    kind = vnni_kind(target)
+    if kind is None:
         return None
     _register()
-    return {"pixels": VNNI_PIXELS, "channels": VNNI_CHANNELS}[over]
+    pixels, channels = {"avx512": (VNNI_PIXELS, VNNI_CHANNELS), "avxvnni": (AVXVNNI_PIXELS, AVXVNNI_CHANNELS)}[kind]
+    return {"pixels": pixels, "channels": channels}[over]
