@@ -1,4 +1,4 @@
-"""Convert torchvision's classification models, Hugging Face's BERT, GPT-2 and ViT, and torchao's quantize_ configs
+"""Convert torchvision's models of every task, Hugging Face's BERT, GPT-2 and ViT, and torchao's quantize_ configs
 on an MLP and tiny Llama, Qwen2 and BERT models with qnnpy and write what converts: docs/model_coverage.md (every model and quantizer, with the measurements of tests/model_sweep.py),
 docs/model_coverage.json (the same, for regenerating the tables) and the README's short table between its
 coverage markers. Results are saved after every model, so an interrupted sweep resumes where it stopped.
@@ -7,6 +7,7 @@ coverage markers. Results are saved after every model, so an interrupted sweep r
     python scripts/model_sweep.py --models resnet18,swin_t --quantizers x86
     python scripts/model_sweep.py --tables-only   # rewrite the tables from docs/model_coverage.json
     python scripts/model_sweep.py --torchao-only  # measure the torchao table only (minutes), then rewrite the tables
+    python scripts/model_sweep.py --tasks video,optical_flow   # measure those tasks only (tests/task_sweep.py)
     python scripts/model_sweep.py --timm deit_tiny_patch16_224 --quantizers xnnpack   # printed only; needs timm
 """
 from __future__ import annotations
@@ -22,6 +23,7 @@ import traceback
 import warnings
 from collections import defaultdict
 from pathlib import Path
+from typing import Callable
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
@@ -51,6 +53,24 @@ def _save(results: dict) -> None:
     RESULTS.write_text(json.dumps(results, indent=1, sort_keys=True) + "\n")
 
 
+def _record(results: dict, part: str, key: str, measure: Callable[[], dict], names: dict) -> None:
+    """results[part][key] = measure(), or ``names`` with the error it raised, with the time it took and the date;
+    saved at once, so that an interrupted sweep resumes after it."""
+    start = time.perf_counter()
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            outcome = measure()
+    except Exception as e:  # noqa: BLE001  (a failure is a result of the sweep, recorded with its message)
+        outcome = {**names, "error": f"{type(e).__name__}: {str(e)[:400]}"}
+        traceback.print_exc(limit=2)
+    outcome["sweep_seconds"] = time.perf_counter() - start
+    outcome["date"] = time.strftime("%Y-%m-%d")
+    results.setdefault(part, {})[key] = outcome
+    _save(results)
+    print(f"[sweep] {key}: {'error' if 'error' in outcome else 'ok'} in {outcome['sweep_seconds']:.0f} s", flush=True)
+
+
 def sweep_torchvision(models: list[str], quantizers: list[str], other_forms: str, results: dict) -> None:
     import model_sweep
 
@@ -59,20 +79,9 @@ def sweep_torchvision(models: list[str], quantizers: list[str], other_forms: str
             key = f"{name}:{kind}"
             if key in results["torchvision"]:
                 continue
-            start = time.perf_counter()
             forms = other_forms == "all" or (other_forms == "families" and name in model_sweep.FAMILIES)
-            try:
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore")
-                    outcome = dataclasses.asdict(model_sweep.measure(name, kind, reference=True, other_forms=forms))
-            except Exception as e:  # noqa: BLE001  (a failure is a result of the sweep, recorded with its message)
-                outcome = {"model": name, "quantizer": kind, "error": f"{type(e).__name__}: {str(e)[:400]}"}
-                traceback.print_exc(limit=2)
-            outcome["sweep_seconds"] = time.perf_counter() - start
-            outcome["date"] = time.strftime("%Y-%m-%d")
-            results["torchvision"][key] = outcome
-            _save(results)
-            print(f"[sweep] {key}: {'error' if 'error' in outcome else 'ok'} in {outcome['sweep_seconds']:.0f} s", flush=True)
+            _record(results, "torchvision", key, lambda: dataclasses.asdict(model_sweep.measure(
+                name, kind, reference=True, other_forms=forms)), {"model": name, "quantizer": kind})
 
 
 def sweep_transformers(results: dict) -> None:
@@ -155,6 +164,38 @@ def sweep_torchao(results: dict) -> None:
             print(f"[sweep] torchao {key}: {'error' if 'error' in outcome else 'ok'}", flush=True)
 
 
+def sweep_tasks(tasks: list[str], quantizers: list[str], results: dict) -> None:
+    """Every model of each task (tests/task_sweep.py) under each quantizer, saved after each."""
+    import task_sweep
+
+    for task in tasks:
+        for name in task_sweep.models(task):
+            for kind in quantizers:
+                key = f"{task}:{name}:{kind}"
+                if key not in results.get("tasks", {}):
+                    _record(results, "tasks", key, lambda: task_sweep.measure(task, name, kind),
+                            {"task": task, "model": name, "quantizer": kind})
+
+
+def _task_rows(task: str, measured: dict) -> list[str]:
+    """One row per model of the task and quantizer: its measurement, its error, or that it was not measured yet."""
+    import task_sweep
+
+    rows = []
+    for name in task_sweep.models(task):
+        for kind in task_sweep.QUANTIZERS:
+            o = measured.get(f"{task}:{name}:{kind}")
+            if o is None:
+                rows.append(f"| `{name}` | {kind} | not measured yet | | | | | |")
+            elif "error" in o:
+                rows.append(f"| `{name}` | {kind} | no: {o['error'][:200]} | | | | | |")
+            else:
+                rows.append(f"| `{name}` | {kind} | yes | {o['quantized_ops']} | {100 * o['distance']:.2f}% | "
+                            f"{100 * o['floor_distance']:.2f}% | {'yes' if o['within_bound'] else '**no**'} | "
+                            f"{o['seconds']:.1f} |")
+    return rows
+
+
 def _torchao_row(o: dict) -> str:
     if "error" in o:
         return f"| {o['model']} | `{o['config']}` | no: {o['error'][:200]} | | |"
@@ -197,9 +238,12 @@ def _torchvision_row(o: dict) -> str:
 def tables(results: dict) -> tuple[str, str]:
     """The docs page and the README's short table."""
     import model_sweep
+    import task_sweep
 
     tv, hf, ao = results["torchvision"], results["transformers"], results.get("torchao", {})
-    dates = sorted({o.get("date", results.get("date", "")) for o in [*tv.values(), *hf.values(), *ao.values()]} - {""})
+    measured_tasks = results.get("tasks", {})
+    dates = sorted({o.get("date", results.get("date", ""))
+                    for o in [*tv.values(), *hf.values(), *ao.values(), *measured_tasks.values()]} - {""})
     header = (f"Measured on {results.get('cpu', cpu_name())} with torch {results.get('torch', torch.__version__)}, "
               f"{' to '.join(dict.fromkeys([dates[0], dates[-1]])) if dates else 'no date'}.")
     hf_rows = [f"| {o['model']} | {o['flow']} | " + (f"no: {o['error'][:200]}" if "error" in o else
@@ -245,6 +289,21 @@ def tables(results: dict) -> tuple[str, str]:
         "|---|---|---|---|---|---|---|---|---|---|---|---|",
         *(_torchvision_row(tv[key]) for key in sorted(tv)),
         "",
+        "torchvision's other tasks (`tests/task_sweep.py`): every model `torchvision.models.list_models` names for",
+        "segmentation, video, optical flow and detection, random weights and the batch-norm statistics of noise, at",
+        "the smallest input each takes (segmentation 64 x 64; clips of 8 x 32 x 32, S3D and MViT 16 x 224 x 224,",
+        "Swin3D 8 x 112 x 112; RAFT a 128 x 128 pair, 4 flow updates; detectors 256-pixel images), quantized by PT2E",
+        "and converted; a detector as the body `qnnpy.detection` makes of it (backbone, feature pyramid and heads,",
+        "anchors as constants; box decoding and NMS stay the user's code: [convert.md](convert.md)). Quantized ops",
+        "in the module; end to end, the largest difference of every output from PyTorch's run of the quantized graph",
+        "relative to its range, qnnpy's and PyTorch's own eager run's with oneDNN off, and whether qnnpy's is within",
+        "twice the latter (the bound of the classification table); seconds: `qnnpy.from_torch`'s.",
+        "",
+        *[line for task in task_sweep.TASKS for line in (
+            f"### {task.replace('_', ' ')}", "",
+            "| model | quantizer | converts | quantized ops | distance | eager without oneDNN | within bound | seconds |",
+            "|---|---|---|---|---|---|---|---|",
+            *_task_rows(task, measured_tasks), "")],
         "Hugging Face transformers from small configs (`tests/hf_models.py`): the largest difference of any output",
         "from PyTorch's, relative to its range. An error in PyTorch's own quantization (before qnnpy runs) says so.",
         "",
@@ -329,6 +388,8 @@ def main() -> None:
     parser.add_argument("--tables-only", action="store_true", help="rewrite the tables from the saved results")
     parser.add_argument("--torchao-only", action="store_true",
                         help="measure torchao's configs only (the torchao table), then rewrite the tables")
+    parser.add_argument("--tasks", help="comma-separated torchvision tasks to measure only (segmentation, video, "
+                                        "optical_flow, detection), then rewrite the tables")
     parser.add_argument("--timm", help="comma-separated timm model names: measure and print them, save nothing (needs timm)")
     args = parser.parse_args()
     if args.timm:
@@ -337,12 +398,17 @@ def main() -> None:
     results = _load()
     if args.torchao_only:
         sweep_torchao(results)
+    elif args.tasks:
+        sweep_tasks(args.tasks.split(","), args.quantizers.split(","), results)
     elif not args.tables_only:
         results.update(cpu=cpu_name(), torch=torch.__version__.split("+")[0], date=time.strftime("%Y-%m-%d"))
         import model_sweep
 
         models = args.models.split(",") if args.models else model_sweep.classification_models()
         sweep_torchvision(models, args.quantizers.split(","), args.other_forms, results)
+        import task_sweep
+
+        sweep_tasks(list(task_sweep.TASKS), args.quantizers.split(","), results)
         if not args.no_transformers:
             sweep_transformers(results)
             sweep_torchao(results)

@@ -47,3 +47,18 @@ def test_every_classification_model(name, kind):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         _check(model_sweep.measure(name, kind, reference=True, other_forms=True))
+
+
+def test_the_coverage_page_lists_every_model_of_every_task():
+    """docs/model_coverage.md (scripts/model_sweep.py) has a row for every model torchvision lists for each task,
+    under each quantizer: measured, failed with its error, or not measured yet."""
+    import re
+    from pathlib import Path
+
+    import task_sweep
+
+    page = (Path(__file__).resolve().parent.parent / "docs" / "model_coverage.md").read_text()
+    for task in task_sweep.TASKS:
+        section = page.split(f"### {task.replace('_', ' ')}\n", 1)[1].split("\n\n", 1)[0]
+        rows = set(re.findall(r"^\| `(\w+)` \| (\w+) \|", section, re.M))
+        assert rows == {(name, kind) for name in task_sweep.models(task) for kind in task_sweep.QUANTIZERS}, task

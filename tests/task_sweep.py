@@ -1,0 +1,113 @@
+"""torchvision's tasks beyond classification in the model sweep (scripts/model_sweep.py --tasks): every model of
+``torchvision.models.list_models`` in segmentation, video, optical flow and detection, with random weights and the
+batch-norm statistics of noise, quantized through PT2E by each quantizer, converted by qnnpy and compared end to
+end with PyTorch's run of the quantized graph, against the bound of tests/model_sweep.py (twice the distance of
+PyTorch's own eager run with oneDNN off, plus float rounding). A detector is converted as the body
+qnnpy.detection makes of it (backbone, feature pyramid and heads; box decoding and NMS stay the user's code).
+The inputs are the smallest each model takes (tests/test_video.py, tests/test_optical_flow.py and
+tests/test_detection.py measure the same models one by one)."""
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import numpy as np
+import torch
+import torchvision
+from torch import nn
+
+from model_sweep import distance_bound, max_relative
+
+TASKS = ("segmentation", "video", "optical_flow", "detection")
+QUANTIZERS = ("x86", "xnnpack")  # pt2e_models.quantizer's kinds
+CALIBRATION = 3
+# Video clips: 8 frames of 32 x 32 where the model takes them; S3D's 7 x 7 pool and MViT's positional tables need 16
+# frames of 224 x 224, Swin3D's windows 112 x 112.
+CLIPS = {"s3d": (1, 3, 16, 224, 224), "mvit_v1_b": (1, 3, 16, 224, 224), "mvit_v2_s": (1, 3, 16, 224, 224),
+         "swin3d_t": (1, 3, 8, 112, 112), "swin3d_s": (1, 3, 8, 112, 112), "swin3d_b": (1, 3, 8, 112, 112)}
+FLOW_UPDATES = 4
+
+
+def models(task: str) -> list[str]:
+    """The models torchvision lists for ``task`` (a module of torchvision.models)."""
+    return sorted(torchvision.models.list_models(module=getattr(torchvision.models, task)))
+
+
+class _LastFlow(nn.Module):
+    """RAFT's last flow estimate after FLOW_UPDATES refinements."""
+
+    def __init__(self, raft: nn.Module) -> None:
+        super().__init__()
+        self.raft = raft
+
+    def forward(self, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+        return self.raft(a, b, num_flow_updates=FLOW_UPDATES)[-1]
+
+
+def _inputs(shapes: list[tuple[int, ...]], seed: int) -> tuple[torch.Tensor, ...]:
+    generator = torch.Generator().manual_seed(seed)
+    return tuple(torch.rand(shape, generator=generator) * 2 - 1 for shape in shapes)
+
+
+def float_model(task: str, name: str) -> tuple[nn.Module, list[tuple[int, ...]]]:
+    """The model in eval mode with the batch-norm statistics of noise, and the shapes of its inputs."""
+    torch.manual_seed(0)
+    build = getattr(getattr(torchvision.models, task), name)
+    if task == "segmentation":
+        model, shapes = build(weights=None, weights_backbone=None, num_classes=5), [(1, 3, 64, 64)]
+    elif task == "video":
+        model, shapes = build(weights=None), [CLIPS.get(name, (1, 3, 8, 32, 32))]
+    elif task == "optical_flow":
+        model, shapes = _LastFlow(build(weights=None)), [(1, 3, 128, 128)] * 2
+    else:
+        from qnnpy.detection import detector_body
+
+        detector = build(weights=None, weights_backbone=None, min_size=256, max_size=256).eval()
+        images = [torch.rand(3, 240, 256, generator=torch.Generator().manual_seed(1))]
+        transformed, _ = detector.transform(images)
+        model = detector_body(detector, tuple(transformed.tensors.shape[-2:]))
+        shapes = [tuple(model.preprocess(images)[0].shape)]
+    model.train()
+    with torch.no_grad():
+        for seed in range(2):
+            model(*(torch.cat([x, -x]) for x in _inputs(shapes, seed)))
+    return model.eval(), shapes
+
+
+def measure(task: str, name: str, kind: str) -> dict[str, Any]:
+    """Quantize ``name`` of ``task`` with quantizer ``kind``, convert it and compare it with PyTorch: from_torch's
+    seconds, how many quantized ops, the end-to-end distance and PyTorch's own (eager without oneDNN), both relative
+    to the output's range, and whether qnnpy's is within the bound."""
+    import qnnpy
+    from pt2e_models import quantizer
+    from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
+
+    model, shapes = float_model(task, name)
+    example = _inputs(shapes, 10)
+    prepared = prepare_pt2e(torch.export.export(model, example, strict=True).module(), quantizer(kind))
+    for seed in range(CALIBRATION):
+        prepared(*_inputs(shapes, 20 + seed))
+    gm = convert_pt2e(prepared)
+    start = time.perf_counter()
+    module = qnnpy.from_torch(gm, example)
+    seconds = time.perf_counter() - start
+    xs = [_inputs(shapes, 30 + seed) for seed in range(2)]
+
+    def leaves(out: Any) -> list[np.ndarray]:
+        return [t.numpy() for t in torch.utils._pytree.tree_leaves(out)]
+
+    with torch.no_grad():
+        theirs = [leaves(gm(*x)) for x in xs]
+        with torch.backends.mkldnn.flags(enabled=False):
+            floor = [leaves(gm(*x)) for x in xs]
+    ours = [[o.dequantized for o in module.run(*(t.numpy() for t in x)).outputs] for x in xs]
+    if any(len(o) != len(t) for o, t in zip(ours, theirs)):
+        raise ValueError(f"{len(ours[0])} outputs where PyTorch gives {len(theirs[0])}")
+    flat = lambda runs: [a for run in runs for a in run]  # noqa: E731
+    distance = max_relative(flat(ours), flat(theirs))
+    floor_distance = max_relative(flat(floor), flat(theirs))
+    return {"task": task, "model": name, "quantizer": kind, "seconds": seconds,
+            "quantized_ops": sum(qnnpy._core.op_info(n["op"])["kind"] not in ("float", "quantize", "dequantize")
+                                 for n in module.nodes()),
+            "distance": distance, "floor_distance": floor_distance,
+            "within_bound": bool(distance <= distance_bound(0.0, floor_distance))}
