@@ -186,13 +186,15 @@ def _task_rows(task: str, measured: dict) -> list[str]:
         for kind in task_sweep.QUANTIZERS:
             o = measured.get(f"{task}:{name}:{kind}")
             if o is None:
-                rows.append(f"| `{name}` | {kind} | not measured yet | | | | | |")
+                rows.append(f"| `{name}` | {kind} | not measured yet | | | | | | |")
             elif "error" in o:
-                rows.append(f"| `{name}` | {kind} | no: {o['error'][:200]} | | | | | |")
+                rows.append(f"| `{name}` | {kind} | no: {o['error'][:200]} | | | | | | |")
             else:
+                deployment = (f"{100 * o['reference_distance']:.2f}% ({o['reference']})"
+                              if o.get("reference") and not o["reference"].startswith("not run") else o.get("reference") or "-")
                 rows.append(f"| `{name}` | {kind} | yes | {o['quantized_ops']} | {100 * o['distance']:.2f}% | "
-                            f"{100 * o['floor_distance']:.2f}% | {'yes' if o['within_bound'] else '**no**'} | "
-                            f"{o['seconds']:.1f} |")
+                            f"{100 * o['floor_distance']:.2f}% | {deployment} | "
+                            f"{'yes' if o['within_bound'] else '**no**'} | {o['seconds']:.1f} |")
     return rows
 
 
@@ -292,18 +294,24 @@ def tables(results: dict) -> tuple[str, str]:
         "torchvision's other tasks (`tests/task_sweep.py`): every model `torchvision.models.list_models` names for",
         "segmentation, video, optical flow and detection, random weights and the batch-norm statistics of noise, at",
         "the smallest input each takes (segmentation 64 x 64; clips of 8 x 32 x 32, S3D and MViT 16 x 224 x 224,",
-        "Swin3D 8 x 112 x 112; RAFT a 128 x 128 pair, 4 flow updates; detectors 256-pixel images), quantized by PT2E",
-        "and converted; a detector as the body `qnnpy.detection` makes of it (backbone, feature pyramid and heads,",
-        "anchors as constants; box decoding and NMS stay the user's code: [convert.md](convert.md)). Quantized ops",
+        "Swin3D 8 x 112 x 112; RAFT a 128 x 128 pair, 4 flow updates; detectors 256-pixel images, SSDs their own size),",
+        "quantized by PT2E and converted; a detector as the body `qnnpy.detection` makes of it (backbone, feature pyramid",
+        "and heads, anchors as constants; box decoding and NMS stay the user's code: [convert.md](convert.md)). Quantized ops",
         "in the module; end to end, the largest difference of every output from PyTorch's run of the quantized graph",
-        "relative to its range, qnnpy's and PyTorch's own eager run's with oneDNN off, and whether qnnpy's is within",
-        "twice the latter (the bound of the classification table); seconds: `qnnpy.from_torch`'s.",
+        "relative to its range, qnnpy's and PyTorch's own eager run's with oneDNN off; where qnnpy's is further than",
+        "twice that, PyTorch's int8 deployment's too (ExecuTorch's XNNPACK delegate, torch.compile; models of one",
+        "input and output), and whether qnnpy's is within twice the further of PyTorch's (the bound of the",
+        "classification table: where PyTorch's paths agree exactly, a float layer summed in another order that moves",
+        "a quantized value by one step is outside it); seconds: `qnnpy.from_torch`'s.",
         "",
         *[line for task in task_sweep.TASKS for line in (
             f"### {task.replace('_', ' ')}", "",
-            "| model | quantizer | converts | quantized ops | distance | eager without oneDNN | within bound | seconds |",
-            "|---|---|---|---|---|---|---|---|",
-            *_task_rows(task, measured_tasks), "")],
+            "| model | quantizer | converts | quantized ops | distance | eager without oneDNN | PyTorch's deployment "
+            "| within bound | seconds |",
+            "|---|---|---|---|---|---|---|---|---|",
+            *_task_rows(task, measured_tasks), "",
+            *[f"- `{key.split(':')[1]}`, {key.split(':')[2]}: {note}" for key, note in task_sweep.NOTES.items()
+              if key.startswith(task + ":")], "")],
         "Hugging Face transformers from small configs (`tests/hf_models.py`): the largest difference of any output",
         "from PyTorch's, relative to its range. An error in PyTorch's own quantization (before qnnpy runs) says so.",
         "",
@@ -334,8 +342,16 @@ def tables(results: dict) -> tuple[str, str]:
     for o in hf.values():
         if "error" not in o:
             flows[o["model"]].append(o["flow"])
+    task_pairs = {task: [(name, kind) for name in task_sweep.models(task) for kind in task_sweep.QUANTIZERS]
+                  for task in task_sweep.TASKS}
+    task_counts = []
+    for task, pairs in task_pairs.items():
+        done = [measured_tasks[f"{task}:{n}:{k}"] for n, k in pairs if f"{task}:{n}:{k}" in measured_tasks]
+        passed = sum("error" not in o and o["within_bound"] for o in done)
+        task_counts.append(f"{task.replace('_', ' ')} {passed} of {len(done)} measured ({len(pairs)} in all)")
     short += ["", "Hugging Face: " + "; ".join(f"{m} ({', '.join(f)})" for m, f in sorted(flows.items())) +
-              ". Each model's measurements, and the models not measured yet: "
+              ". torchvision's other tasks, model / quantizer pairs converted within the bound: " +
+              "; ".join(task_counts) + ". Each model's measurements, and the models not measured yet: "
               "[docs/model_coverage.md](docs/model_coverage.md). " + header]
     return page, "\n".join(short)
 

@@ -43,7 +43,7 @@ import numpy as np
 from tvm.relax import op as R
 
 from qnnpy import _core
-from qnnpy.tvm_bridge.lowering.arith import const, dtype_range, round_to_output
+from qnnpy.tvm_bridge.lowering.arith import apart, const, dtype_range, round_to_output
 from qnnpy.tvm_bridge.lowering.aten_sum import contiguous_sum
 from qnnpy.tvm_bridge.lowering.island import Island, NotLowerable, op_name
 from qnnpy.tvm_bridge.lowering.rules.context import Context
@@ -151,8 +151,8 @@ def _float_mean(x: Any, shape: tuple[int, ...], scale: float, zp: int, keep: boo
     one after another in (h, w) order, or in ATen's order for a contiguous row (``aten_order``: aten_sum.py)."""
     count = shape[2] * shape[3]
     s = np.float32(scale)
-    d = R.reshape(R.multiply(const(s, "float32"), R.astype(R.subtract(R.astype(x, "int32"), const(zp, "int32")),
-                                                          "float32")), [shape[0], shape[1], count])
+    d = R.reshape(apart(R.multiply(const(s, "float32"), R.astype(R.subtract(R.astype(x, "int32"), const(zp, "int32")),
+                                                                "float32"))), [shape[0], shape[1], count])
     if aten_order:
         float_sum = contiguous_sum(d, count)
     else:
