@@ -18,7 +18,8 @@ import qnnpy
 from isas import AMX, AVX2, AVX512VNNI, AVXVNNI
 
 pytest.importorskip("torchao.quantization")
-from torchao.quantization import quantize_  # noqa: E402
+from torchao.quantization import Int8DynamicActivationIntxWeightConfig, quantize_  # noqa: E402
+from torchao.quantization.granularity import PerAxis  # noqa: E402
 from torchao_models import CONFIGS, MLP, quantize_like_executorch, quantized_mlp, tiny_lm  # noqa: E402
 
 
@@ -148,7 +149,7 @@ def test_relax_module_is_well_formed_and_kernels_form_equals_runtime():
 
 
 @pytest.mark.parametrize("rules", [True, False], ids=["schedule_rules", "tvm_default"])
-@pytest.mark.parametrize("name", ["w8a8_dynamic", "8da4w_group32", "8da8w_group32"])
+@pytest.mark.parametrize("name", ["w8a8_dynamic", "8da4w_group32", "8da8w_group32", "8da8w_per_row"])
 def test_integer_form_computes_the_dynamic_linears_in_integers_bit_for_bit(name, rules):
     """TVM's integer form: each linear an int32 matmul (per group for 8da4w) and the runtime's float epilogue, each
     per-token quantization kept as the float arithmetic torchao defines: equal to the runtime bit for bit, with
@@ -157,7 +158,13 @@ def test_integer_form_computes_the_dynamic_linears_in_integers_bit_for_bit(name,
     from qnnpy import tvm_bridge
 
     x = torch.randn(2, 5, 64, generator=torch.Generator().manual_seed(1))
-    module = _convert(quantized_mlp(name), x)
+    if name == "8da8w_per_row":  # asymmetric tokens, a row of weights one group
+        torch.manual_seed(0)
+        model = MLP().eval()
+        quantize_(model, Int8DynamicActivationIntxWeightConfig(weight_dtype=torch.int8, weight_granularity=PerAxis(0)))
+    else:
+        model = quantized_mlp(name)
+    module = _convert(model, x)
     runner = tvm_bridge.build(module, form="integer", rules=rules)
     report = tvm_bridge.lowering_report(runner.relax_module)
     assert report.complete

@@ -75,6 +75,14 @@ def _weight_groups(bindings: Bindings, rhs: Any) -> tuple[Any, np.ndarray, np.nd
     return grouped.args[0], scale.reshape(n, groups), zero_point.reshape(n, groups), (n, groups, group)
 
 
+def _is_zero(bindings: Bindings, expr: Any) -> bool:
+    """``expr`` is a constant (or a param of known value) whose every element is 0."""
+    try:
+        return not np.any(bindings.constant(expr, "the input zero point"))
+    except NotLowerable:
+        return False
+
+
 def lower_affine_matmul(bindings: Bindings, mm: Any) -> Any:
     """The integer form of an affine_linear's ``R.matmul`` (module docstring), or None when ``mm`` is not one. The
     bias add reads its result, and each group's product is summed: both are kept ``apart`` (arith.py)."""
@@ -88,11 +96,12 @@ def lower_affine_matmul(bindings: Bindings, mm: Any) -> Any:
         return None
     w, w_scale, w_zero_point, (n, groups, group) = weight
     q, x_scale = x.args[0], R.reshape(x.args[1], [-1, 1])
-    if groups == 1:
-        if np.any(w_zero_point != 0) or np.any(bindings.constant(x.args[2], "the input zero point") != 0):
-            raise NotLowerable("a dynamic int8 linear with a zero point other than 0")
+    if _is_zero(bindings, x.args[2]):  # symmetric tokens: W8A8 (activation 1), one weight scale per row
+        if groups != 1 or np.any(w_zero_point != 0):
+            raise NotLowerable("symmetric int8 tokens with a grouped or asymmetric weight")
         acc = R.matmul(centered(q, 0), R.permute_dims(w, [1, 0]), out_dtype="int32")
         return apart(R.multiply(R.multiply(R.astype(acc, "float32"), x_scale), const(w_scale.reshape(n), "float32")))
+    # Asymmetric tokens (8da4w, activation 2): per group, also where a row is one group.
     x_zero_point = R.astype(R.reshape(x.args[2], [-1, 1, 1]), "int16")
     q_groups = R.permute_dims(R.subtract(R.astype(R.reshape(q, [-1, groups, group]), "int16"), x_zero_point), [1, 0, 2])
     w_groups = R.reshape(w, [n, groups, group])
