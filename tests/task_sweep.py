@@ -33,9 +33,6 @@ NOTES = {
     "video:mc3_18:xnnpack": "fed PyTorch's inputs, every quantized op is identical to PyTorch's and every float op "
                             "within 1.1e-6 of its range; PyTorch's paths run one float conv3d kernel, so the float "
                             "rounding of qnnpy's 3-D convs (2-D convs per depth tap) is the only spread.",
-    "optical_flow:raft_large:xnnpack": "not explained yet: fed PyTorch's inputs, the quantize after the motion "
-                                       "encoder's float conv (update_block.motion_encoder.conv.0, 256 to 126 "
-                                       "channels) is 52% identical and up to 53 steps away.",
 }
 
 

@@ -139,3 +139,37 @@ def test_float_output_conv_on_a_hand_built_graph(dtype, zero_point, groups):
                                        groups).numpy()
     assert out.shape == exact.shape
     assert np.abs(out - exact).max() <= 2.0 ** -22 * (np.abs(exact).max() + np.abs(bias).max())
+
+
+class _SharedConv(torch.nn.Module):
+    """One conv called twice: the XNNPACK quantizer annotates its weight at the first call only, so the second
+    call is an island ``dequantize -> conv (float weight) -> relu -> quantize`` that converts in float; its output
+    shares its qparams with a concatenation of the raw input, whose range reaches below 0."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv = torch.nn.Conv2d(4, 4, 3, padding=1)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = torch.relu(self.conv(x))
+        return torch.cat([torch.relu(self.conv(y)), x], 1)
+
+
+def test_an_island_converted_in_float_keeps_its_relu():
+    """The capture folds a ReLU after a conv / linear / add into its island; when the island converts in float
+    (here: a float weight), the ReLU must stay before the quantize (RAFT-large's motion encoder lost it)."""
+    from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
+    from pt2e_models import quantizer
+
+    torch.manual_seed(0)
+    x = torch.randn(1, 4, 8, 8)
+    prepared = prepare_pt2e(torch.export.export(_SharedConv().eval(), (x,), strict=True).module(), quantizer("xnnpack"))
+    prepared(x)
+    gm = convert_pt2e(prepared)
+    module = qnnpy.from_torch(gm, (x,))
+    ops = [n["op"] for n in module.nodes()]
+    assert ops[ops.index("float_conv2d"):ops.index("float_conv2d") + 3] == ["float_conv2d", "float_relu", "quantize"]
+    for seed in (1, 2):
+        xs = torch.randn(1, 4, 8, 8, generator=torch.Generator().manual_seed(seed))
+        with torch.no_grad():
+            np.testing.assert_array_equal(module.run(xs.numpy()).dequantized, gm(xs).numpy())

@@ -11,6 +11,7 @@ import torch
 import torch.fx
 
 from qnnpy.convert.context import ConversionContext, op_name
+from qnnpy.convert.op_form import fused_relu
 from qnnpy.convert.torch_weight_reader import QuantizedWeight, quantized_weight
 from qnnpy.errors import ConversionError
 from qnnpy.quantized_types import is_quantized
@@ -46,10 +47,6 @@ def _bias(ctx: ConversionContext, node: torch.fx.Node, index: int) -> np.ndarray
     return b.detach().float().contiguous().numpy()
 
 
-def _fused_relu(node: torch.fx.Node) -> bool:
-    return bool(node.meta.get("pt2e_fused_relu", False))
-
-
 def _conv_attributes(ctx: ConversionContext, node: torch.fx.Node) -> dict[str, list[int]]:
     """aten.conv2d(input, weight, bias, stride=1, padding=0, dilation=1, groups=1); padding must be numeric."""
     padding = _arg(node, 4, "padding", 0)
@@ -67,7 +64,7 @@ def convert_aten_conv2d(ctx: ConversionContext, node: torch.fx.Node) -> int:
     a = _conv_attributes(ctx, node)
     config = np.array([2, *a["stride"], *a["padding"], *a["dilation"], 0, 0, *a["groups"], 0], dtype=np.int64)
     return ctx.graph.add_conv2d(ctx.value(node.args[0], node), where, where, 3, config, w.data, w.scale,
-                                w.zero_point, w.axis, _bias(ctx, node, 2), _fused_relu(node), **ctx.quantized_output(node))
+                                w.zero_point, w.axis, _bias(ctx, node, 2), fused_relu(node), **ctx.quantized_output(node))
 
 
 def convert_aten_linear(ctx: ConversionContext, node: torch.fx.Node) -> int:
@@ -75,14 +72,14 @@ def convert_aten_linear(ctx: ConversionContext, node: torch.fx.Node) -> int:
     where = ctx.source(node)
     w = _weight(ctx, node)
     return ctx.graph.add_linear(ctx.value(node.args[0], node), where, where, w.data, w.scale, w.zero_point, w.axis,
-                                _bias(ctx, node, 2), _fused_relu(node), **ctx.quantized_output(node))
+                                _bias(ctx, node, 2), fused_relu(node), **ctx.quantized_output(node))
 
 
 def convert_aten_add(ctx: ConversionContext, node: torch.fx.Node) -> int:
     """``aten.add.Tensor`` of two quantized tensors (alpha 1), requantized; a following ReLU fused."""
     if float(_arg(node, 2, "alpha", 1)) != 1.0:
         raise ConversionError(f"{ctx.source(node)}: add with alpha={_arg(node, 2, 'alpha')} is not supported")
-    return ctx.add(node, "add", list(node.args[:2]), ints={"relu": [int(_fused_relu(node))]})
+    return ctx.add(node, "add", list(node.args[:2]), ints={"relu": [int(fused_relu(node))]})
 
 
 def convert_aten_relu(ctx: ConversionContext, node: torch.fx.Node) -> int:

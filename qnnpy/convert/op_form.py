@@ -75,4 +75,11 @@ def float_island(ctx: ConversionContext, node: torch.fx.Node, float_converter: C
     finally:
         ctx.env.update(saved_env)
         values.update(saved_values)
+    if fused_relu(node):  # the island's ReLU, which the capture folded into its anchor
+        y = ctx.graph.add_node("float_relu", [y], where, f"{where}_relu", "float32")
     return ctx.graph.add_node("quantize", [y], where, f"{where}_q", **ctx.quantized_output(node))
+
+
+def fused_relu(node: torch.fx.Node) -> bool:
+    """Whether the PT2E capture folded the ReLU after this island's anchor into it (pt2e_capture.py)."""
+    return bool(node.meta.get("pt2e_fused_relu", False))
