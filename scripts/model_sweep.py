@@ -116,52 +116,51 @@ def sweep_transformers(results: dict) -> None:
             print(f"[sweep] {key}: {'error' if 'error' in outcome else 'ok'}", flush=True)
 
 
-def sweep_torchao(results: dict) -> None:
-    """Each torchao config of tests/torchao_models.py on each model of TORCHAO_MODELS: converts, the largest
-    difference of any output from the quantized model's own run relative to its range, from_torch's seconds."""
+def _torchao_outcome(name: str, config: str) -> dict:
+    """One torchao config on one model of TORCHAO_MODELS, as sweep_torchao records it."""
     import numpy as np
     from torchao.quantization import quantize_
 
     import qnnpy
     import torchao_models
 
-    torchao = results.setdefault("torchao", {})
+    try:
+        if name == "mlp":
+            model = torchao_models.quantized_mlp(config)
+            x = torch.randn(2, 5, 64, generator=torch.Generator().manual_seed(3))
+        else:
+            model = torchao_models.tiny_lm(name)
+            quantize_(model, torchao_models.CONFIGS[config]())
+            x = torch.randint(0, 256, (1, 12), generator=torch.Generator().manual_seed(3))
+    except Exception as e:
+        raise RuntimeError(f"in torchao's quantize_, before qnnpy: {type(e).__name__}: {e}") from e
+    start = time.perf_counter()
+    module = qnnpy.from_torch(model, (x,))
+    seconds = time.perf_counter() - start
+    with torch.no_grad():
+        out = model(x)
+    if isinstance(out, torch.Tensor):
+        theirs = [out.numpy()]
+    else:  # a decoder's logits (not its cache), an encoder's every output
+        theirs = [out.logits.numpy()] if hasattr(out, "logits") else [t.numpy() for t in out.values()]
+    ours = [o.dequantized for o in module.run(x.numpy()).outputs]
+    if len(ours) != len(theirs):
+        raise ValueError(f"{len(ours)} outputs where PyTorch gives {len(theirs)}")
+    return {"model": name, "config": config, "seconds": seconds,
+            "max_relative": max(float(np.abs(o - t).max() / np.abs(t).max()) for o, t in zip(ours, theirs))}
+
+
+def sweep_torchao(results: dict) -> None:
+    """Each torchao config of tests/torchao_models.py on each model of TORCHAO_MODELS: converts, the largest
+    difference of any output from the quantized model's own run relative to its range, from_torch's seconds."""
+    import torchao_models
+
     for name in TORCHAO_MODELS:
         for config in torchao_models.CONFIGS:
             key = f"{name}:{config}"
-            if key in torchao:
-                continue
-            outcome: dict = {"model": name, "config": config, "date": time.strftime("%Y-%m-%d")}
-            step = "torchao's quantize_"
-            try:
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore")
-                    if name == "mlp":
-                        model = torchao_models.quantized_mlp(config)
-                        x = torch.randn(2, 5, 64, generator=torch.Generator().manual_seed(3))
-                    else:
-                        model = torchao_models.tiny_lm(name)
-                        quantize_(model, torchao_models.CONFIGS[config]())
-                        x = torch.randint(0, 256, (1, 12), generator=torch.Generator().manual_seed(3))
-                    step = "qnnpy"
-                    start = time.perf_counter()
-                    module = qnnpy.from_torch(model, (x,))
-                    outcome["seconds"] = time.perf_counter() - start
-                    with torch.no_grad():
-                        out = model(x)
-                    if isinstance(out, torch.Tensor):
-                        theirs = [out.numpy()]
-                    else:  # a decoder's logits (not its cache), an encoder's every output
-                        theirs = [out.logits.numpy()] if hasattr(out, "logits") else [t.numpy() for t in out.values()]
-                    ours = [o.dequantized for o in module.run(x.numpy()).outputs]
-                    if len(ours) != len(theirs):
-                        raise ValueError(f"{len(ours)} outputs where PyTorch gives {len(theirs)}")
-                outcome["max_relative"] = max(float(np.abs(o - t).max() / np.abs(t).max()) for o, t in zip(ours, theirs))
-            except Exception as e:  # noqa: BLE001
-                outcome["error"] = f"in {step}: {type(e).__name__}: {str(e)[:400]}"
-            torchao[key] = outcome
-            _save(results)
-            print(f"[sweep] torchao {key}: {'error' if 'error' in outcome else 'ok'}", flush=True)
+            if key not in results.get("torchao", {}):
+                _record(results, "torchao", key, lambda: _torchao_outcome(name, config),
+                        {"model": name, "config": config})
 
 
 def sweep_tasks(tasks: list[str], quantizers: list[str], results: dict) -> None:
