@@ -39,10 +39,14 @@ TORCHAO_MODELS = ("mlp", "llama", "qwen2", "bert")
 
 
 def cpu_name() -> str:
+    """The CPU's model name with its family and model numbers ("AMD EPYC" alone names a Zen 3 and a Zen 5 alike)."""
+    fields: dict[str, str] = {}
     for line in Path("/proc/cpuinfo").read_text().splitlines() if Path("/proc/cpuinfo").exists() else []:
-        if line.startswith("model name"):
-            return line.split(":", 1)[1].strip()
-    return platform.processor() or "unknown CPU"
+        key, _, value = line.partition(":")
+        fields.setdefault(key.strip(), value.strip())
+    if "model name" not in fields:
+        return platform.processor() or "unknown CPU"
+    return f"{fields['model name']} (family {fields.get('cpu family', '?')} model {fields.get('model', '?')})"
 
 
 def _load() -> dict:
@@ -66,6 +70,7 @@ def _record(results: dict, part: str, key: str, measure: Callable[[], dict], nam
         traceback.print_exc(limit=2)
     outcome["sweep_seconds"] = time.perf_counter() - start
     outcome["date"] = time.strftime("%Y-%m-%d")
+    outcome["cpu"] = cpu_name()
     results.setdefault(part, {})[key] = outcome
     _save(results)
     print(f"[sweep] {key}: {'error' if 'error' in outcome else 'ok'} in {outcome['sweep_seconds']:.0f} s", flush=True)
@@ -243,10 +248,15 @@ def tables(results: dict) -> tuple[str, str]:
 
     tv, hf, ao = results["torchvision"], results["transformers"], results.get("torchao", {})
     measured_tasks = results.get("tasks", {})
-    dates = sorted({o.get("date", results.get("date", ""))
-                    for o in [*tv.values(), *hf.values(), *ao.values(), *measured_tasks.values()]} - {""})
+    dates = sorted({o.get("date", results.get("date", "")) for o in [*tv.values(), *hf.values()]} - {""})
     header = (f"Measured on {results.get('cpu', cpu_name())} with torch {results.get('torch', torch.__version__)}, "
               f"{' to '.join(dict.fromkeys([dates[0], dates[-1]])) if dates else 'no date'}.")
+
+    def measured_on(entries: list[dict]) -> str:
+        """The CPUs and dates of a part measured apart from the classification sweep."""
+        cpus = sorted({o.get("cpu", "an unrecorded CPU") for o in entries})
+        days = sorted({o.get("date", "") for o in entries} - {""})
+        return f"Measured on {', '.join(cpus) or 'no CPU yet'}, {' to '.join(dict.fromkeys(days[:1] + days[-1:])) or 'no date'}."
     hf_rows = [f"| {o['model']} | {o['flow']} | " + (f"no: {o['error'][:200]}" if "error" in o else
                f"yes | {', '.join(o['outputs'])} | {o['max_relative']:.1e}") + " |" for o in hf.values()]
     passed = sum(_ok(o) for o in tv.values())
@@ -301,7 +311,8 @@ def tables(results: dict) -> tuple[str, str]:
         "twice that, PyTorch's int8 deployment's too (ExecuTorch's XNNPACK delegate, torch.compile; models of one",
         "input and output), and whether qnnpy's is within twice the further of PyTorch's (the bound of the",
         "classification table: where PyTorch's paths agree exactly, a float layer summed in another order that moves",
-        "a quantized value by one step is outside it); seconds: `qnnpy.from_torch`'s.",
+        "a quantized value by one step is outside it); seconds: `qnnpy.from_torch`'s. "
+        + measured_on(list(measured_tasks.values())),
         "",
         *[line for task in task_sweep.TASKS for line in (
             f"### {task.replace('_', ' ')}", "",
@@ -322,7 +333,8 @@ def tables(results: dict) -> tuple[str, str]:
         "Llama, Qwen2 and BERT models built from their configs: the largest difference of any output from the",
         "quantized model's own PyTorch run, relative to its range (W8A8's linears are bit for bit; the float glue",
         "between them and torchao's float sums move the end by float rounding, now and then a per-token step),",
-        "and `qnnpy.from_torch`'s seconds. [docs/torchao.md](torchao.md) says what each config computes.",
+        "and `qnnpy.from_torch`'s seconds. [docs/torchao.md](torchao.md) says what each config computes. "
+        + measured_on(list(ao.values())),
         "",
         "| model | config | converts | distance | seconds |",
         "|---|---|---|---|---|",
@@ -350,7 +362,8 @@ def tables(results: dict) -> tuple[str, str]:
         task_counts.append(f"{task.replace('_', ' ')} {passed} of {len(done)} measured ({len(pairs)} in all)")
     short += ["", "Hugging Face: " + "; ".join(f"{m} ({', '.join(f)})" for m, f in sorted(flows.items())) +
               ". torchvision's other tasks, model / quantizer pairs converted within the bound: " +
-              "; ".join(task_counts) + ". Each model's measurements, and the models not measured yet: "
+              "; ".join(task_counts) + " (m" + measured_on(list(measured_tasks.values()))[1:].removesuffix(".") +
+              "). Each model's measurements, and the models not measured yet: "
               "[docs/model_coverage.md](docs/model_coverage.md). " + header]
     return page, "\n".join(short)
 
