@@ -25,6 +25,7 @@ from __future__ import annotations
 import functools
 import time
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import torch
@@ -160,9 +161,10 @@ def max_relative(a: list[np.ndarray], b: list[np.ndarray]) -> float:
     return max(float(np.abs(x - y).max()) for x, y in zip(a, b)) / scale if scale else 0.0
 
 
-def arrays(out: torch.Tensor | dict[str, torch.Tensor]) -> list[np.ndarray]:
-    """A model's output (a tensor, or a dict of them as segmentation models return) as a list of arrays."""
-    return [v.numpy() for v in out.values()] if isinstance(out, dict) else [out.numpy()]
+def arrays(out: Any) -> list[np.ndarray]:
+    """A model's output (a tensor, a dict of them as segmentation models return, a tuple as detector bodies do) as a
+    list of arrays, in order."""
+    return [t.numpy() for t in torch.utils._pytree.tree_leaves(out)]
 
 
 def inductor(gm: torch.fx.GraphModule, xs: list[torch.Tensor], kind: str) -> tuple[list[list[np.ndarray]], str]:

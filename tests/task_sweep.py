@@ -16,7 +16,7 @@ import torch
 import torchvision
 from torch import nn
 
-from model_sweep import distance_bound, max_relative
+from model_sweep import arrays, distance_bound, max_relative
 
 TASKS = ("segmentation", "video", "optical_flow", "detection")
 QUANTIZERS = ("x86", "xnnpack")  # pt2e_models.quantizer's kinds
@@ -105,13 +105,10 @@ def measure(task: str, name: str, kind: str) -> dict[str, Any]:
     seconds = time.perf_counter() - start
     xs = [_inputs(shapes, 30 + seed) for seed in range(2)]
 
-    def leaves(out: Any) -> list[np.ndarray]:
-        return [t.numpy() for t in torch.utils._pytree.tree_leaves(out)]
-
     with torch.no_grad():
-        theirs = [leaves(gm(*x)) for x in xs]
+        theirs = [arrays(gm(*x)) for x in xs]
         with torch.backends.mkldnn.flags(enabled=False):
-            floor = [leaves(gm(*x)) for x in xs]
+            floor = [arrays(gm(*x)) for x in xs]
     ours = [[o.dequantized for o in module.run(*(t.numpy() for t in x)).outputs] for x in xs]
     if any(len(o) != len(t) for o, t in zip(ours, theirs)):
         raise ValueError(f"{len(ours[0])} outputs where PyTorch gives {len(theirs[0])}")

@@ -66,6 +66,12 @@ auto as_value_error(Fn fn) -> decltype(fn()) {
   throw std::invalid_argument(std::string(function) + ": " + n.op + " (" + n.source + ") " + argument + " " + e.what());
 }
 
+// Whether input i of n is the first of n's inputs to read its value (the node's one-node graph has an input per
+// value read, node_spec.cpp).
+bool first_read(const Node& n, size_t i) {
+  return std::find(n.inputs.begin(), n.inputs.begin() + i, n.inputs[i]) == n.inputs.begin() + i;
+}
+
 // The logical shape of a call's tensor holding the node's input `v` (rank-4 8-bit values come NHWC,
 // graph_split.h).
 Shape logical_shape(const DLTensor* t, const Value& v) {
@@ -100,7 +106,7 @@ CallNode node_of(ffi::PackedArgs args, int outputs, const char* function) {
   const Graph& spec_graph = decoded->spec_graph();
   std::vector<Shape> shapes;  // one per input of the one-node graph: the node's inputs, each once
   for (size_t i = 0; i < n.inputs.size(); ++i) {
-    if (std::find(n.inputs.begin(), n.inputs.begin() + i, n.inputs[i]) != n.inputs.begin() + i) continue;
+    if (!first_read(n, i)) continue;
     shapes.push_back(logical_shape(args[static_cast<int>(i) + first_input].cast<DLTensor*>(), spec_graph.value(n.inputs[i])));
   }
   return {decoded->at(*size, shapes), first_input};
@@ -114,8 +120,7 @@ void run_inputs(const CallNode& call, ffi::PackedArgs args, std::vector<Buffer>&
   const Node& n = node.node();
   BorrowedInputs borrowed;
   for (size_t i = 0; i < n.inputs.size(); ++i) {
-    // A value read twice (add(q, q)) is one buffer, filled by its first input.
-    if (std::find(n.inputs.begin(), n.inputs.begin() + i, n.inputs[i]) != n.inputs.begin() + i) continue;
+    if (!first_read(n, i)) continue;  // a value read twice (add(q, q)) is one buffer, filled by its first input
     Buffer& b = values[n.inputs[i]];
     const DLTensor* t = args[static_cast<int>(i) + call.first_input].cast<DLTensor*>();
     try {
