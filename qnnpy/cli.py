@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Callable, Iterator, Sequence
 
 import qnnpy
 from qnnpy.cli_inputs import generated_inputs, parse_shape, positive_int, read_inputs
+from qnnpy.cross_targets import CROSS_TARGETS
 from qnnpy.errors import ConversionError, InputFileError, UnsupportedOpsError
 from qnnpy.native_logs import without_native_noise
 from qnnpy.profiles import ENGINES, PROFILES, SHOWN_PROFILES, profile_for_engine
@@ -227,10 +228,15 @@ def run_compare(args: argparse.Namespace) -> int:
 
 
 def run_build(args: argparse.Namespace) -> int:
-    """qnnpy build MODEL_DIR_OR_FILE -o LIB.so [--form] [--profile] [--target]"""
+    """qnnpy build MODEL_DIR_OR_FILE -o LIB.so|FOLDER [--form] [--profile] [--target] [--no-dotprod] [--kernel-library]"""
     from qnnpy.profiles import default_profile
 
-    check_output(args.output, directory=False)
+    cross = args.target in CROSS_TARGETS
+    if not cross and (args.kernel_library or args.no_dotprod):
+        raise CliError(EXIT_USAGE, f"--kernel-library and --no-dotprod are options of the cross targets "
+                                   f"({', '.join(CROSS_TARGETS)}), not of --target {args.target}")
+    args.form = args.form or ("integer" if cross else "kernels")
+    check_output(args.output, directory=cross)
     if not args.model.exists():
         raise CliError(EXIT_INPUT_FILE, f"{args.model}: no such file or directory")
     if args.model.is_dir():
@@ -245,6 +251,8 @@ def run_build(args: argparse.Namespace) -> int:
         raise CliError(EXIT_USAGE, f"{args.model} has a dynamic batch and --form {args.form} needs static shapes: "
                                    "give --form qdq (any batch size), or convert without --dynamic-batch")
     profile = args.profile or default_profile()
+    if cross:
+        return _write_bundle(module, args, profile)
     progress(f"compiling {len(module.nodes())} ops in the {args.form} form, profile {profile}, target {args.target}")
     try:
         runner = tvm_bridge.build(module, form=args.form, profile=profile, target=args.target, bind_params=True)
@@ -252,6 +260,21 @@ def run_build(args: argparse.Namespace) -> int:
         raise CliError(EXIT_CONVERSION, str(e)) from e
     path = runner.export_library(args.output)
     progress(f"wrote {path}: load it with tvm.runtime.load_module and relax.VirtualMachine (docs/deploy.md)")
+    return EXIT_OK
+
+
+def _write_bundle(module: "QDQModule", args: argparse.Namespace, profile: str) -> int:
+    """The deploy folder of ``qnnpy build --target aarch64-linux-gnu``."""
+    from qnnpy.tvm_bridge.deploy import write_bundle
+
+    try:
+        folder = write_bundle(module, args.output, args.target, args.form, profile, dotprod=not args.no_dotprod,
+                              kernel_library=args.kernel_library, progress=progress)
+    except (FileNotFoundError, ValueError) as e:  # the kernels form without a kernel library for the target
+        raise CliError(EXIT_USAGE, str(e)) from e
+    except RuntimeError as e:  # no cross compiler, TVM's runtime for the target not fetched, a failed link
+        raise CliError(EXIT_CONVERSION, str(e)) from e
+    progress(f"wrote {folder}: copy it to the board and run ./run model.so input.npy output.npy ({folder / 'README.txt'})")
     return EXIT_OK
 
 
@@ -382,29 +405,44 @@ def add_build_command(commands: argparse._SubParsersAction, common: argparse.Arg
             "is, or copy both libraries and set LD_LIBRARY_PATH. Form integer: pure integer Relax, also "
             "bit-exact with the runtime, for any TVM target, no qnnpy library needed at run time: TVM's own code, "
             "with qnnpy's schedule rules (its int8 convs tensorized with VNNI where the target has AVX-512 VNNI; "
-            "see docs/tvm.md). Form qdq: the float QDQ module as written."),
+            "see docs/tvm.md). Form qdq: the float QDQ module as written.",
+            "--target aarch64-linux-gnu writes a deploy folder for an AArch64 board instead (-o names the folder): "
+            "the module compiled for it, TVM's runtime for it (from the apache-tvm AArch64 wheels, fetched once), "
+            "a runner (./run model.so input.npy output.npy) and, in the kernels form, qnnpy's kernel library built "
+            "for it (--kernel-library; scripts/cross_build_tvm_kernels.sh builds it). Needs the cross compiler "
+            "g++-aarch64-linux-gnu. Default form there: integer (see docs/deploy.md)."),
         epilog=exit_codes(
             (EXIT_OK, "the library was written"),
-            (EXIT_CONVERSION, "conversion or compile error, or --form kernels without qnnpy's kernel library"),
+            (EXIT_CONVERSION, "conversion or compile error, --form kernels without qnnpy's kernel library, or "
+                              "(cross targets) no cross compiler or TVM runtime wheel"),
             (EXIT_USAGE, "usage error: an unknown option, a bad -o, a model file without --input-shape or "
-                         "with one the model does not run on"),
+                         "with one the model does not run on, a cross kernels form without a kernel library "
+                         "for the target"),
             (EXIT_INPUT_FILE, INPUT_FILE_PROBLEM)),
     )
     build.add_argument("model", metavar="MODEL_DIR_OR_FILE", type=Path,
                        help="folder written by qnnpy convert, or a model file (" + MODEL_FILE_HELP + ")")
     build.add_argument("--trust-pickle", action="store_true", help=TRUST_PICKLE_HELP)
-    build.add_argument("-o", "--output", metavar="LIB.so", type=Path, required=True, help="shared library to write")
+    build.add_argument("-o", "--output", metavar="LIB.so", type=Path, required=True,
+                       help="shared library to write (a folder for a cross target)")
     build.add_argument("--input-shape", metavar="SHAPE", type=parse_shape, action="append",
                        help="with a model file: shape of one float input, e.g. 1,3,224,224; once per input")
-    build.add_argument("--form", choices=["kernels", "integer", "qdq"], default="kernels",
+    build.add_argument("--form", choices=["kernels", "integer", "qdq"],
                        help="how TVM computes: kernels = qnnpy's integer kernels, integer = pure integer Relax "
-                            "(any target), qdq = the float QDQ form (default: %(default)s)")
+                            "(any target), qdq = the float QDQ form (default: kernels; integer for a cross target)")
     build.add_argument("--profile", choices=PROFILES,
                        help="arithmetic profile: " + ", ".join(PROFILES) + " (default: the profile that "
                             "reproduces the engine PyTorch uses here on this CPU)")
     build.add_argument("--target", default="host",
-                       help="TVM target: host (LLVM for this CPU), llvm (a generic x86-64) or a target string such "
-                            "as 'llvm -mcpu=znver4' (default: %(default)s)")
+                       help="TVM target: host (LLVM for this CPU), llvm (a generic x86-64), a target string such "
+                            "as 'llvm -mcpu=znver4', or a cross target for a deploy folder: "
+                            + ", ".join(CROSS_TARGETS) + " (default: %(default)s)")
+    build.add_argument("--no-dotprod", action="store_true",
+                       help="cross target: compile for Armv8.0 cores without the dot-product instructions "
+                            "(Cortex-A53/A72, Raspberry Pi 3/4); default: Armv8.2 dotprod (Cortex-A55/A76 and newer)")
+    build.add_argument("--kernel-library", metavar="SO", type=Path,
+                       help="cross target, kernels form: qnnpy's kernel library built for the target "
+                            "(scripts/cross_build_tvm_kernels.sh prints its path)")
     build.set_defaults(run=run_build)
 
 

@@ -5,7 +5,8 @@
 #   --test     the test environment: requirements-test.txt (the demo's pins plus torchao, transformers,
 #              executorch, LiteRT, atheris, jupyter...), and, as root with apt, the Debian tools some tests
 #              need: clang with its libFuzzer/sanitizer runtimes (tests/test_fuzzing.py), the AArch64 cross
-#              compiler and qemu-user (tests/test_kernel_driver.py). scripts/test.sh passes it.
+#              compiler and qemu-user (tests/test_kernel_driver.py), and TVM's AArch64 runtime from PyPI
+#              (tests/test_deploy_aarch64.py). scripts/test.sh passes it.
 # Idempotent: what is installed is not installed again, and qnnpy is rebuilt only when its sources changed
 # since the last build (a hash of src/, qnnpy/, cmake/, CMakeLists.txt and pyproject.toml in .venv).
 set -euo pipefail
@@ -72,4 +73,11 @@ else
   rm -f "$STAMP"
   pip_quiet install '.[tvm]'
   echo "$HASH" > "$STAMP"
+fi
+
+# TVM's runtime for AArch64 (the apache-tvm and apache-tvm-ffi AArch64 wheels of the versions installed here), kept
+# in qnnpy's cache: the deploy folders of tests/test_deploy_aarch64.py need it. Fetched once.
+if [ "$TEST_ENV" = 1 ] && command -v aarch64-linux-gnu-g++ >/dev/null; then
+  .venv/bin/python -P -m qnnpy.tvm_bridge.deploy aarch64-linux-gnu >/dev/null \
+    || echo "[setup] could not fetch TVM's AArch64 runtime from PyPI; tests/test_deploy_aarch64.py will fail"
 fi

@@ -304,24 +304,36 @@ def test_exported_library_runs_in_a_fresh_process_without_torch(exported):
     assert result.stdout.strip() == "ok"
 
 
-def test_cpp_example_runs_the_exported_library(exported):
+def test_cpp_runner_runs_the_exported_library(exported):
+    """run_model.cc, the runner of the deploy folders (shipped in the package), built for this machine."""
+    from qnnpy.tvm_bridge import deploy
+
     compiler = shutil.which(os.environ.get("CXX", "g++"))
     if compiler is None:
-        pytest.fail("no C++ compiler (g++ or $CXX) to build examples/deploy_cpp")
+        pytest.fail("no C++ compiler (g++ or $CXX) to build the C++ runner")
     import tvm_ffi
 
     directory, library = exported
+    source = Path(deploy.__file__).with_name("run_model.cc")
     ffi_lib = Path(tvm_ffi.libinfo.find_libtvm_ffi()).parent
     tvm_lib = Path(tvm.__file__).parent / "lib"
     program = directory / "run_model"
-    subprocess.run([compiler, "-std=c++17", "-O2", str(REPO / "examples/deploy_cpp/run_model.cc"), "-o", str(program),
+    subprocess.run([compiler, "-std=c++17", "-O2", str(source), "-o", str(program),
                     f"-I{tvm_ffi.libinfo.find_include_path()}", f"-L{ffi_lib}", f"-L{tvm_lib}", "-Wl,--no-as-needed",
                     "-ltvm_runtime", "-ltvm_ffi", f"-Wl,-rpath,{ffi_lib}:{tvm_lib}"], check=True, timeout=300)
-    np.load(directory / "x.npy").astype(np.float32).tofile(directory / "x.f32")
-    subprocess.run([str(program), str(library), str(directory / "x.f32"), "1,3,64,64", str(directory / "y.f32")],
-                   check=True, timeout=300, cwd=directory)
-    got = np.fromfile(directory / "y.f32", np.float32).reshape(1, 1000)
-    assert np.array_equal(got, np.load(directory / "expected.npy"))
+    done = subprocess.run([str(program), str(library), "x.npy", "y.npy"], capture_output=True, text=True,
+                          timeout=300, cwd=directory)
+    assert done.returncode == 0, done.stderr
+    assert np.array_equal(np.load(directory / "y.npy"), np.load(directory / "expected.npy"))
+
+    np.save(directory / "wrong.npy", np.zeros((1, 3, 32, 32), np.float32))
+    done = subprocess.run([str(program), str(library), "wrong.npy", "y.npy"], capture_output=True, text=True,
+                          timeout=300, cwd=directory)
+    assert done.returncode == 1 and done.stderr.startswith("run_model: ")
+    np.save(directory / "fortran.npy", np.asfortranarray(np.load(directory / "x.npy")[0].transpose(1, 2, 0)))
+    done = subprocess.run([str(program), str(library), "fortran.npy", "y.npy"], capture_output=True, text=True,
+                          timeout=300, cwd=directory)
+    assert done.returncode == 1 and "Fortran order is not supported" in done.stderr
 
 
 def test_cli_build_writes_a_library_a_fresh_process_runs(resnet18_module, tmp_path, capsys):

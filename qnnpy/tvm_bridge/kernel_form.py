@@ -124,6 +124,15 @@ def to_kernel_relax(module: "QDQModule", profile: str | None = None) -> Any:
     return bb.get()
 
 
+def compile_kernels(module: "QDQModule", profile: str, target: Any) -> tuple[Any, Any]:
+    """``(relax_module, executable)``: the kernels form for ``profile`` compiled by TVM for ``target`` (any, also
+    another architecture's: the module itself only calls the kernel library)."""
+    import tvm
+
+    mod = to_kernel_relax(module, profile)
+    return mod, tvm.compile(mod, target=target)
+
+
 def _to_logical(bb: Any, var: Any, info: dict[str, Any]) -> Any:
     """A module output in NCHW order: 8-bit rank-4 values leave the kernels in NHWC."""
     from tvm import relax
@@ -146,8 +155,7 @@ class KernelRunner:
 
         profile = resolve_profile(profile)
         self.form, self.profile = "kernels", profile
-        self.ir_module = to_kernel_relax(module, profile)
-        self.executable = tvm.compile(self.ir_module, target=target)
+        self.ir_module, self.executable = compile_kernels(module, profile, target)
         self._device = tvm.cpu()
         self._vm = relax.VirtualMachine(self.executable, self._device)
         self._graph = module.graph

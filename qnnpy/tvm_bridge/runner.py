@@ -93,6 +93,16 @@ def relax_module(module: "QDQModule", form: str = "qdq", profile: str | None = N
     return mod
 
 
+def compile_form(module: "QDQModule", form: str, profile: str, target: Any, bind_params: bool = True,
+                 rules: bool = True) -> tuple[Any, Any]:
+    """``(relax_module, executable)``: the module in the ``"qdq"`` or ``"integer"`` form compiled by TVM for
+    ``target`` (a ``tvm.target.Target``; any, also another architecture's), with qnnpy's schedule rules or
+    TVM's default pipeline."""
+    tvm = tvm_module()
+    mod = relax_module(module, form, profile, bind_params)
+    return mod, tvm.compile(mod, target=target, relax_pipeline=scheduled_pipeline(target) if rules else "default")
+
+
 class TVMRunner:
     """A QDQ module compiled by TVM, called with its inputs (float, or integer indices); the params are bound once.
 
@@ -108,10 +118,8 @@ class TVMRunner:
 
         self.form, self.profile = form, resolve_profile(profile)
         bind_params = bind_params or (rules and form == "integer")
-        self.relax_module = relax_module(module, form, self.profile, bind_params)
-        target = to_target(target)
-        pipeline = scheduled_pipeline(target) if rules else "default"
-        self.executable = tvm.compile(self.relax_module, target=target, relax_pipeline=pipeline)
+        self.relax_module, self.executable = compile_form(module, form, self.profile, to_target(target),
+                                                          bind_params, rules)
         self._device = tvm.cpu()
         self._vm = relax.VirtualMachine(self.executable, self._device)
         params = {} if bind_params else module.params
