@@ -67,3 +67,48 @@ def additions_of_zero_removed(model: torch.fx.GraphModule) -> int:
             removed += 1
     model.recompile()
     return removed
+
+
+def dead_code_removed(model: torch.fx.GraphModule) -> int:
+    """Remove the ops whose results nothing reads, in-place ops included where nothing reads the tensor they write
+    afterwards; returns how many it removed.
+
+    ``torch.export`` keeps what a model computes and drops (RAFT's upsampling masks of every flow update but the last
+    one, when only the last flow is returned; a BERT's pooler when only the hidden states are). ``prepare_pt2e``'s
+    own clean-up removes the pure ops of it but keeps in-place ones (``relu_`` of torchvision's
+    ``Conv2dNormActivation``), and ``X86InductorQuantizer`` then fails with ``IndexError`` in
+    ``_get_output_nodes_of_partitions`` on the conv -> relu pattern whose ReLU has no user. An in-place op is removed
+    only where the tensor it writes is an intermediate value of the graph (no input, parameter or buffer, no view) that
+    no op reads after it, so the graph computes the same."""
+    removed = 0
+    while True:
+        order = {node: i for i, node in enumerate(model.graph.nodes)}
+        dead = [node for node in reversed(list(order)) if node.op == "call_function" and not node.users
+                and (not node.is_impure() or _unobserved_write(node, order))]
+        if not dead:
+            break
+        for node in dead:
+            model.graph.erase_node(node)
+        removed += len(dead)
+    model.recompile()
+    return removed
+
+
+def _unobserved_write(node: torch.fx.Node, order: dict[torch.fx.Node, int]) -> bool:
+    """Whether ``node`` is an in-place op whose written tensor nothing can read after it."""
+    schema = getattr(node.target, "_schema", None)
+    if schema is None or not schema.arguments or not node.args:
+        return False
+    writes = [i for i, a in enumerate(schema.arguments) if a.alias_info is not None and a.alias_info.is_write]
+    if writes != [0] or not isinstance(node.args[0], torch.fx.Node):
+        return False
+    written = node.args[0]
+    value = written.meta.get("val")
+    if written.op != "call_function" or not isinstance(value, torch.Tensor) or value._is_view():
+        return False
+    return all(order[user] < order[node] and not _is_view(user) for user in written.users if user is not node)
+
+
+def _is_view(node: torch.fx.Node) -> bool:
+    value = node.meta.get("val")
+    return isinstance(value, torch.Tensor) and value._is_view()

@@ -1,5 +1,5 @@
-"""qnnpy.pt2e_fixups on the graphs PyTorch's quantizers fail on (GPT-2's integer position ids under XNNPACK also in
-tests/test_hf_transformers.py). Each test asserts PyTorch's failure without the fix-up, so that it notices when
+"""qnnpy.pt2e_fixups on the graphs PyTorch's quantizers fail on (GPT-2's integer position ids under XNNPACK and BERT's
+dropped pooler under X86 also in tests/test_hf_transformers.py). Each test asserts PyTorch's failure without the fix-up, so that it notices when
 torchao mends it, and the model converted with it."""
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from transformers import LlamaConfig, LlamaModel, RobertaConfig, RobertaModel
 
 import qnnpy
 from qnnpy import _core
-from qnnpy.pt2e_fixups import additions_of_zero_removed, integer_scalars_as_tensors
+from qnnpy.pt2e_fixups import additions_of_zero_removed, dead_code_removed, integer_scalars_as_tensors
 from pt2e_models import quantizer
 
 
@@ -71,6 +71,60 @@ def test_only_a_number_zero_is_removed():
     for node in gm.graph.nodes:
         node.meta["val"] = torch.zeros(2)
     assert additions_of_zero_removed(gm) == 0
+
+
+class DroppedMasks(nn.Module):
+    """RAFT's pattern: a mask computed at every step by a conv -> in-place ReLU -> conv block, only the last one used."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv, self.head = nn.Conv2d(3, 8, 3, padding=1), nn.Conv2d(8, 4, 1)
+        self.mask = nn.Sequential(nn.Conv2d(8, 8, 3, padding=1), nn.ReLU(inplace=True), nn.Conv2d(8, 4, 1))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = torch.relu(self.conv(x))
+        masks = [self.mask(y) for _ in range(3)]
+        return self.head(y) * masks[-1]
+
+
+def test_x86_quantizer_takes_dropped_in_place_ops_once_the_dead_code_is_removed():
+    torch.manual_seed(0)
+    model = DroppedMasks().eval()
+    x = torch.randn(1, 3, 16, 16, generator=torch.Generator().manual_seed(1))
+    with pytest.raises(IndexError):  # _get_output_nodes_of_partitions: a conv -> relu_ whose relu_ nothing reads
+        prepare_pt2e(torch.export.export(model, (x,), strict=True).module(), quantizer("x86"))
+    gm = torch.export.export(model, (x,), strict=True).module()
+    with torch.no_grad():
+        before = gm(x)
+    assert dead_code_removed(gm) == 6  # the two dropped masks: conv, relu_, conv each
+    assert sum(n.target == torch.ops.aten.relu_.default for n in gm.graph.nodes) == 1
+    with torch.no_grad():
+        assert torch.equal(gm(x), before)
+    prepared = prepare_pt2e(gm, quantizer("x86"))
+    for seed in range(4):
+        prepared(torch.randn(1, 3, 16, 16, generator=torch.Generator().manual_seed(10 + seed)))
+    quantized = convert_pt2e(prepared)
+    module = qnnpy.from_torch(quantized, (x,))
+    report = qnnpy.compare(quantized, module, [x], profiles=["fbgemm"], reference_inputs=True)
+    layers = [r for r in report.layers["fbgemm"] if _core.op_info(r.op)["kind"] != "float"]
+    assert len(layers) >= 3 and all(r.identical == r.total for r in layers)
+
+
+def test_an_in_place_op_on_a_value_read_later_or_an_input_stays():
+    graph = torch.fx.Graph()
+    x = graph.placeholder("x")
+    on_input = graph.call_function(torch.ops.aten.relu_.default, (x,))
+    y = graph.call_function(torch.ops.aten.neg.default, (x,))
+    read_later = graph.call_function(torch.ops.aten.relu_.default, (y,))
+    z = graph.call_function(torch.ops.aten.mul.Tensor, (y, 2))
+    unread = graph.call_function(torch.ops.aten.relu_.default, (z,))
+    graph.output((y,))
+    gm = torch.fx.GraphModule({}, graph)
+    for node in gm.graph.nodes:
+        node.meta["val"] = torch.zeros(2)
+    assert dead_code_removed(gm) == 2  # the relu_ of z, then z itself
+    kept = [n for n in gm.graph.nodes if n.op == "call_function"]
+    assert kept == [on_input, y, read_later] and unread not in kept
 
 
 _SMALL = dict(vocab_size=100, hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64)
