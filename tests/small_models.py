@@ -287,6 +287,33 @@ class GlobalPool3d(nn.Module):
         return self.pool(self.conv(x))
 
 
+class AvgPool3dWindows(nn.Module):
+    """conv3d -> avg_pool3d with padding and ceil mode (windows clipped at the borders, count_include_pad) on the
+    quantized channels_last_3d tensor; 11 channels: PyTorch's vector and tail channels."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv3d(3, 11, 3, padding=1)
+        self.pool = nn.AvgPool3d((3, 2, 3), stride=(1, 2, 2), padding=(1, 1, 1), ceil_mode=True)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.pool(self.conv(x))
+
+
+class GridPool3d(nn.Module):
+    """adaptive_avg_pool3d to (2, 3, 2) of the quantized input itself (contiguous: PyTorch's other rule), then of the
+    conv3d's channels_last_3d output to (3, 1, 2)."""
+
+    def __init__(self):
+        super().__init__()
+        self.grid = nn.AdaptiveAvgPool3d((2, 3, 2))
+        self.conv = nn.Conv3d(3, 9, (1, 3, 1))
+        self.pool = nn.AdaptiveAvgPool3d((3, 1, 2))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.pool(self.conv(self.grid(x)))
+
+
 class Regrid(nn.Module):
     """conv -> flatten -> reshape back (a contiguous copy in PyTorch) -> avg_pool2d (its contiguous rule: the zero point is added before rounding, and 2x2 windows make ties)."""
 
@@ -349,6 +376,8 @@ def op_cases() -> dict[str, tuple[nn.Module, tuple[int, ...]]]:
         "conv3d": (Volumetric(), (3, 5, 9, 8)),
         "max_pool3d": (Pool3d(), (3, 4, 9, 11)),
         "adaptive_avg_pool3d": (GlobalPool3d(), (3, 5, 7, 6)),
+        "avg_pool3d": (AvgPool3dWindows(), (3, 5, 9, 8)),
+        "adaptive_avg_pool3d_grid": (GridPool3d(), (3, 5, 9, 7)),
     }
 
 

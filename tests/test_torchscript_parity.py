@@ -59,6 +59,8 @@ SCRIPT_KINDS = {
     nn.Hardtanh: ["aten::hardtanh", "aten::hardtanh_"],
     F.hardtanh: ["aten::hardtanh", "aten::hardtanh_"],
     nn.AvgPool2d: ["aten::avg_pool2d"],
+    nn.AvgPool3d: ["aten::avg_pool3d"],
+    F.avg_pool3d: ["aten::avg_pool3d"],
     F.avg_pool2d: ["aten::avg_pool2d"],
     nn.Upsample: ["aten::upsample_nearest2d"],
     F.interpolate: ["aten::upsample_nearest2d"],

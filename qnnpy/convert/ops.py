@@ -40,6 +40,10 @@ def _pair(v: Any) -> list[int]:
     return [int(x) for x in v] if isinstance(v, (tuple, list)) else [int(v), int(v)]
 
 
+def _triple(v: Any) -> list[int]:
+    return [int(x) for x in v] if isinstance(v, (tuple, list)) else [int(v)] * 3
+
+
 def _pair_float(v: Any) -> tuple[float, float]:
     """A scale factor as (h, w); 0.0 when absent."""
     if v is None:
@@ -413,27 +417,25 @@ def convert_adaptive_avg_pool2d(ctx: ConversionContext, node: torch.fx.Node) -> 
 
 
 def convert_adaptive_avg_pool3d(ctx: ConversionContext, node: torch.fx.Node) -> int:
-    """``nn.AdaptiveAvgPool3d`` / ``F.adaptive_avg_pool3d`` on a quantized (N, C, D, H, W) tensor to one value per
-    channel (the global pool of video models): adaptive_avg_pool2d of (N, C, D * H, W) to (1, 1). PyTorch's 2-D and
-    3-D quantized adaptive pools are one kernel (AdaptiveAveragePooling.cpp: the window's integers summed, one
-    requantization by input scale / output scale / element count), so this is PyTorch's computation. Other
-    output sizes are refused: their windows along D do not combine with those along H."""
-    x = ctx.example(node.args[0])
-    out = ctx.example(node)
-    if x.dim() != 5 or tuple(out.shape[2:]) != (1, 1, 1):
-        raise ConversionError(f"{ctx.source(node)}: quantized adaptive_avg_pool3d to {tuple(out.shape[2:])} of an input "
-                              f"of shape {tuple(x.shape)} is not supported (only the global pool of an (N, C, D, H, W) "
-                              "input, output size 1)")
-    n, c, d, h, w = x.shape
-    where = ctx.source(node)
-    qparams = {k: v for k, v in ctx.quantized_output(node).items() if k != "expected_shape"}
-    planes = ctx.graph.add_node("reshape", [ctx.value(node.args[0], node)], where, f"{where}_planes",
-                                ints={"shape": [n, c, d * h, w]}, floats={}, out_dtype=qparams["out_dtype"],
-                                out_scale=x.q_scale(), out_zero_point=x.q_zero_point(), expected_shape=[n, c, d * h, w])
-    pooled = ctx.graph.add_node("adaptive_avg_pool2d", [planes], where, f"{where}_pool", ints={"output_size": [1, 1]},
-                                floats={}, **qparams, expected_shape=[n, c, 1, 1])
-    return ctx.graph.add_node("reshape", [pooled], where, where, ints={"shape": [n, c, 1, 1, 1]}, floats={},
-                              **qparams, expected_shape=[n, c, 1, 1, 1])
+    """``nn.AdaptiveAvgPool3d`` / ``F.adaptive_avg_pool3d`` on a quantized (N, C, D, H, W) tensor, any output size
+    (read from the example output)."""
+    return ctx.add(node, "adaptive_avg_pool3d", [node.args[0]], ints={"output_size": list(ctx.example(node).shape[2:])})
+
+
+def convert_avg_pool3d(ctx: ConversionContext, node: torch.fx.Node) -> int:
+    """``nn.AvgPool3d`` or ``F.avg_pool3d`` on a quantized (N, C, D, H, W) tensor."""
+    kernel, stride, padding, ceil_mode, count_include_pad, divisor_override = _attributes(
+        ctx, node, kernel_size=None, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
+        divisor_override=None)
+    ints = {
+        "kernel": _triple(kernel),
+        "stride": _triple(stride if stride not in (None, [], ()) else kernel),
+        "padding": _triple(padding),
+        "ceil_mode": [int(bool(ceil_mode))],
+        "count_include_pad": [int(bool(count_include_pad))],
+        "divisor_override": [int(divisor_override or 0)],
+    }
+    return ctx.add(node, "avg_pool3d", [node.args[0]], ints=ints)
 
 
 def convert_aten_adaptive_avg_pool2d(ctx: ConversionContext, node: torch.fx.Node) -> int:
@@ -675,6 +677,8 @@ CONVERTERS: dict[Any, Converter] = {
     torch.ops.quantized.softmax: convert_quantized_softmax,
     nn.AvgPool2d: convert_avg_pool2d,
     F.avg_pool2d: convert_avg_pool2d,
+    nn.AvgPool3d: convert_avg_pool3d,
+    F.avg_pool3d: convert_avg_pool3d,
     nn.Upsample: convert_upsample_nearest,
     F.interpolate: convert_upsample_nearest,
     "Tensor.mean": convert_mean,

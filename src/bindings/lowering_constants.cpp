@@ -146,15 +146,16 @@ void bind_lowering(py::module_& m) {
   m.def("lowering_float_node_param", &float_node_param, py::arg("graph"), py::arg("node"), py::arg("role"),
         "A float32 param of a node by role (empty when the node has none).");
   m.def("lowering_adaptive_multiplier",
-        [](const std::string& rule, float in_scale, float out_scale, int64_t kh, int64_t kw) {
+        [](const std::string& rule, float in_scale, float out_scale, int64_t kh, int64_t kw, int64_t kd) {
           AdaptivePoolParams p{AvgPoolRule::FbgemmNhwc, in_scale, out_scale, 0, 0, 0};
           if (rule == "fbgemm_nchw") p.rule = AvgPoolRule::FbgemmNchw;
           else if (rule == "qnnpack") p.rule = AvgPoolRule::Qnnpack;
           else if (rule != "fbgemm_nhwc") throw std::invalid_argument("lowering: unknown adaptive pool rule " + rule);
-          return adaptive_multiplier(p, kh, kw);
+          return adaptive_multiplier3d(p, kd, kh, kw);
         },
-        py::arg("rule"), py::arg("in_scale"), py::arg("out_scale"), py::arg("kh"), py::arg("kw"),
-        "Multiplier of an adaptive average pool window under rule fbgemm_nhwc, fbgemm_nchw or qnnpack.");
+        py::arg("rule"), py::arg("in_scale"), py::arg("out_scale"), py::arg("kh"), py::arg("kw"), py::arg("kd") = 1,
+        "Multiplier of an adaptive average pool window (kd x kh x kw; 2-D: kd = 1) under rule fbgemm_nhwc, "
+        "fbgemm_nchw or qnnpack.");
   m.def("lowering_avg_pool2d_multipliers",
         [](bool nhwc, int64_t divisor) {
           return avg_pool2d_multipliers(nhwc ? AvgPool2dRule::Nhwc : AvgPool2dRule::Nchw, divisor);

@@ -302,16 +302,20 @@ void pack_b(const int16_t* b, int64_t k, int64_t n, int16_t* packed) {
 }
 
 float adaptive_multiplier(const AdaptivePoolParams& p, int64_t kh, int64_t kw) {
+  return adaptive_multiplier3d(p, 1, kh, kw);
+}
+
+float adaptive_multiplier3d(const AdaptivePoolParams& p, int64_t kd, int64_t kh, int64_t kw) {
   switch (p.rule) {
     case AvgPoolRule::FbgemmNhwc: {
       // quantize_val(1.0f / m, zp, acc) multiplies by 1.0f / float(1.0f / m).
-      const float m = (p.in_scale / p.out_scale) / static_cast<float>(kh * kw);
+      const float m = (p.in_scale / p.out_scale) / static_cast<float>(kd * kh * kw);
       return 1.0f / (1.0f / m);
     }
     case AvgPoolRule::FbgemmNchw:
-      return (1.0f / static_cast<float>(kh)) / static_cast<float>(kw);
+      return (static_cast<float>(1.0 / static_cast<double>(kd)) / static_cast<float>(kh)) / static_cast<float>(kw);
     case AvgPoolRule::Qnnpack:
-      return p.in_scale / (p.out_scale * static_cast<float>(kh * kw));
+      return p.in_scale / (p.out_scale * static_cast<float>(kd * kh * kw));
   }
   throw std::logic_error("unknown average-pool rule");
 }

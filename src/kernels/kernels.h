@@ -133,6 +133,9 @@ inline int64_t adaptive_end(int64_t o, int64_t in, int64_t out) {
   return static_cast<int64_t>(std::ceil(static_cast<float>((o + 1) * in) / static_cast<float>(out)));
 }
 float adaptive_multiplier(const AdaptivePoolParams& p, int64_t kh, int64_t kw);
+// The same for a window of kd x kh x kw (PyTorch's 2-D pools are its 3-D ones with kd = 1; the contiguous
+// rule's multiplier is fl(fl(fl(1.0 / kd) / kh) / kw), AdaptiveAveragePooling.cpp).
+float adaptive_multiplier3d(const AdaptivePoolParams& p, int64_t kd, int64_t kh, int64_t kw);
 
 // PyTorch's quantized avg_pool2d (AveragePool2d.cpp, QuantizedOpKernels.cpp). Per
 // output pixel: acc = sum - zp * taps (in-bounds taps); divisor = divisor_override,
@@ -163,6 +166,13 @@ inline PoolWindow avg_pool_window(int64_t o, int64_t in, int64_t kernel, int64_t
 }
 // {multiplier of the vector channels, multiplier of the others} for a divisor.
 std::pair<float, float> avg_pool2d_multipliers(AvgPool2dRule rule, int64_t divisor);
+
+// A 3-D pool over NCDHW storage (the runtime's order of rank-5 values): input, output, window.
+struct Pool3dShape {
+  int64_t n, c, d, h, w;
+  int64_t od, oh, ow;
+  int64_t kd, kh, kw, sd, sh, sw, pd, ph, pw;
+};
 
 // Output row oy reads input rows oy * sh - ph + ky * dh, those within [0, h). max_pool2d takes a
 // negative ph too: a call for the output rows from row r on passes ph - r * sh (ops/pool_ops.cpp).

@@ -71,6 +71,7 @@ std::vector<OpDef> quantize_ops();     // quantize.cpp
 std::vector<OpDef> conv_ops();         // conv.cpp
 std::vector<OpDef> elementwise_ops();  // elementwise.cpp
 std::vector<OpDef> pool_ops();         // pool.cpp
+std::vector<OpDef> pool3d_ops();       // pool3d.cpp
 std::vector<OpDef> shape_ops();        // shape.cpp
 std::vector<OpDef> norm_ops();         // norm.cpp
 std::vector<OpDef> dynamic_ops();      // dynamic.cpp

@@ -28,7 +28,7 @@ void check_output_qparams(const Checker& c, const Value& out) {
 
 std::vector<OpDef> assemble() {
   std::vector<OpDef> all;
-  for (auto family : {quantize_ops, conv_ops, elementwise_ops, pool_ops, shape_ops, norm_ops, dynamic_ops, affine_ops,
+  for (auto family : {quantize_ops, conv_ops, elementwise_ops, pool_ops, pool3d_ops, shape_ops, norm_ops, dynamic_ops, affine_ops,
                       softmax_ops, float_ops, float_transformer_ops, float_attention_ops, float_unary_ops, float_binary_ops,
                       float_movement_ops, float_reduce_ops, float_scatter_ops, embedding_ops}) {
     for (const OpDef& op : family()) all.push_back(op);

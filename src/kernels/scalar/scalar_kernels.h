@@ -42,6 +42,12 @@ void interleave_planes_scalar(const uint8_t* planes, int64_t plane_stride, int64
 void lookup_scalar(const uint8_t* x, int64_t n, const uint8_t* table, uint8_t* out);
 void mul_scalar(const uint8_t* a, const uint8_t* b, int64_t n, bool is_signed, const MulParams& p, uint8_t* out);
 void avg_pool2d_scalar(const uint8_t* x, const Pool2dShape& s, bool is_signed, const AvgPool2dParams& p, uint8_t* out);
+// The 3-D pools (NCDHW storage; scalar only, no SIMD variant): PyTorch's avg_pool3d, whose one NDHWC kernel is its
+// avg_pool2d's Nhwc rule over a kd x kh x kw window (p.rule must be Nhwc), and adaptive_avg_pool3d under the
+// FbgemmNhwc (channels_last_3d input) or FbgemmNchw (contiguous input) rule.
+void avg_pool3d_scalar(const uint8_t* x, const Pool3dShape& s, bool is_signed, const AvgPool2dParams& p, uint8_t* out);
+void adaptive_avg_pool3d_scalar(const uint8_t* x, const Pool3dShape& s, bool is_signed, const AdaptivePoolParams& p,
+                                uint8_t* out);
 void batch_norm_scalar(const uint8_t* x, int64_t pixels, int64_t c, bool is_signed, const BatchNormParams& p,
                       uint8_t* out);
 

@@ -32,6 +32,8 @@ void run_cat(const OpArgs& a);
 void run_max_pool2d(const OpArgs& a);
 void run_adaptive_avg_pool2d(const OpArgs& a);
 void run_avg_pool2d(const OpArgs& a);
+void run_avg_pool3d(const OpArgs& a);
+void run_adaptive_avg_pool3d(const OpArgs& a);
 void run_mean(const OpArgs& a);
 // embedding_ops.cpp
 void run_embedding(const OpArgs& a);

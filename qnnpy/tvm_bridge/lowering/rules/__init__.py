@@ -7,7 +7,7 @@ from typing import Any, Callable
 
 from qnnpy.tvm_bridge.lowering.island import Island, NotLowerable, op_name
 from qnnpy.tvm_bridge.lowering.rules.context import Context
-from qnnpy.tvm_bridge.lowering.rules import concat, conv, elementwise, norm, pool, quantize, shape, unary
+from qnnpy.tvm_bridge.lowering.rules import concat, conv, elementwise, norm, pool, pool3d, quantize, shape, unary
 
 Rule = Callable[[Context, Island], Any]
 
@@ -28,6 +28,8 @@ RULES: dict[str, Rule] = {
     "nn.max_pool2d": pool.lower_max_pool2d,
     "nn.adaptive_avg_pool2d": pool.lower_adaptive_avg_pool2d,
     "nn.avg_pool2d": pool.lower_avg_pool2d,
+    "nn.avg_pool3d": pool3d.lower_avg_pool3d,
+    "nn.adaptive_avg_pool3d": pool3d.lower_adaptive_avg_pool3d,
     "mean": pool.lower_mean,
     "concat": concat.lower_concat,
     "TupleGetItem": norm.lower_batch_norm,  # batch_norm(...)[0]
@@ -54,8 +56,8 @@ def anchor_name(island: Island) -> str:
         return weighted
     if name == "nn.relu" and op_name(island.call(root.args[0])) == "add":
         return "add"  # add_relu
-    if name == "multiply" and op_name(island.call(root.args[0])) == "nn.avg_pool2d":
-        return "nn.avg_pool2d"  # avg_pool2d with divisor_override: pool * (kernel area / divisor)
+    if name == "multiply" and op_name(island.call(root.args[0])) in ("nn.avg_pool2d", "nn.avg_pool3d"):
+        return op_name(island.call(root.args[0]))  # with divisor_override: pool * (kernel volume / divisor)
     return name
 
 
