@@ -50,6 +50,20 @@ def _build(resnet18: Path, out: Path, *options: str) -> None:
     assert code == cli.EXIT_OK
 
 
+def _instructions(library: Path) -> list[str]:
+    """The mnemonic and operands of every instruction of an AArch64 library."""
+    listing = subprocess.run(["aarch64-linux-gnu-objdump", "-d", "--no-show-raw-insn", str(library)],
+                             capture_output=True, text=True, check=True).stdout
+    return [line.split("\t", 1)[1] for line in listing.splitlines() if line.startswith(" ") and "\t" in line]
+
+
+def _single_precision_fmas(instructions: list[str]) -> list[str]:
+    """Fused multiply-adds on float32 (the integer form's float32 products are kept apart from their adds; its
+    float64 ones are exact products, where fusing changes nothing: lowering/rules/elementwise.py)."""
+    fused = ("fmla", "fmls", "fmadd", "fmsub", "fnmadd", "fnmsub")
+    return [i for i in instructions if i.split()[0] in fused and (".4s" in i or ".2s" in i or " s" in i.split(None, 1)[1])]
+
+
 def test_integer_form_folder_runs_on_cores_with_and_without_dotprod(resnet18, tmp_path):
     expected = np.load(resnet18 / "expected.npy")
     _build(resnet18, tmp_path / "built")
@@ -57,10 +71,45 @@ def test_integer_form_folder_runs_on_cores_with_and_without_dotprod(resnet18, tm
     shutil.move(tmp_path / "built", tmp_path / "board")  # the folder finds its libraries wherever it lies
     got = _run_on_board(tmp_path / "board", "max", resnet18 / "x.npy", tmp_path / "y.npy")
     assert got.dtype == np.float32 and np.array_equal(got, expected)
+    code = _instructions(tmp_path / "board" / "model.so")
+    assert sum(i.startswith("sdot") for i in code) >= 100  # every conv's and the classifier's GEMM on sdot
+    assert not _single_precision_fmas(code)
 
     _build(resnet18, tmp_path / "armv8", "--no-dotprod")
     got = _run_on_board(tmp_path / "armv8", "cortex-a53", resnet18 / "x.npy", tmp_path / "y_a53.npy")
     assert np.array_equal(got, expected)
+    assert not any(i.startswith(("sdot", "udot")) for i in _instructions(tmp_path / "armv8" / "model.so"))
+
+
+def test_every_gemm_path_with_sdot_equals_the_runtime(tmp_path):
+    """Each conv path of the rewrite and the linear GEMM (tests/test_tvm_schedules.py's shapes) and an XNNPACK model
+    (int8 activations, packed as they are: sdot's bytes are signed), compiled for AArch64 with dotprod and run
+    under qemu -cpu max: the runtime's results bit for bit."""
+    from pt2e_models import inputs, pt2e
+    from test_tvm_schedules import CONVS, _conv_module, _linear_module
+
+    from qnnpy.tvm_bridge.deploy import export_model, write_bundle
+
+    cases = {name: _conv_module(name) for name in sorted(CONVS)}
+    cases.update({name: _linear_module(name) for name in ("wide_linear", "linear_on_rank4")})
+    gm = pt2e("resnet18", "xnnpack", shape=(1, 3, 32, 32))
+    x = inputs(1, seed=3, shape=(1, 3, 32, 32))[0]
+    cases["xnnpack_resnet18"] = (qnnpy.from_torch(gm, (x,)), x.numpy())
+    folder = tmp_path / "folder"
+    first, *rest = cases
+    write_bundle(cases[first][0], folder, profile="fbgemm")
+    (folder / "model.so").rename(folder / f"{first}.so")
+    for name in rest:
+        export_model(cases[name][0], folder / f"{name}.so", profile="fbgemm")
+    for name, (module, x) in cases.items():
+        np.save(tmp_path / f"{name}_x.npy", np.ascontiguousarray(x, np.float32))
+        done = subprocess.run(["qemu-aarch64", "-cpu", "max", "-L", str(AARCH64_SYSROOT), str(folder / "run"),
+                               str(folder / f"{name}.so"), str(tmp_path / f"{name}_x.npy"), str(tmp_path / f"{name}_y.npy")],
+                              capture_output=True, text=True, timeout=600)
+        assert done.returncode == 0, (name, done.stderr)
+        assert np.array_equal(np.load(tmp_path / f"{name}_y.npy"), module.run(x, profile="fbgemm").dequantized), name
+        if "stays" not in name and "depthwise" not in name:
+            assert any(i.startswith("sdot") for i in _instructions(folder / f"{name}.so")), name
 
 
 @pytest.fixture(scope="module")

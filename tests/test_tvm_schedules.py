@@ -13,7 +13,7 @@ import torch
 
 import qnnpy
 from qnnpy import _core, tvm_bridge
-from qnnpy.tvm_bridge.schedules import Int8LayersToGemm, scheduled_pipeline, vnni_intrinsic
+from qnnpy.tvm_bridge.schedules import Int8LayersToGemm, scheduled_pipeline, dot_intrinsic
 from small_models import ConvBlock, quantized
 
 VNNI = pytest.param("host", marks=pytest.mark.skipif(not _core.cpu_has_avx512_vnni(),
@@ -115,8 +115,8 @@ def test_no_multiply_is_fused_with_the_add_that_reads_it():
 @pytest.mark.skipif(not _core.cpu_has_avx512_vnni(), reason="this CPU has no AVX-512 VNNI")
 def test_the_gemm_is_tensorized_with_vpdpbusd_on_a_vnni_target():
     target = tvm_bridge.to_target("llvm -mcpu=znver4")
-    assert vnni_intrinsic(target) is not None
-    assert vnni_intrinsic(tvm_bridge.to_target("llvm -mcpu=haswell")) is None
+    assert dot_intrinsic(target) is not None
+    assert dot_intrinsic(tvm_bridge.to_target("llvm -mcpu=haswell")) is None
     module, _ = _conv_module("implicit_3x3")
     lowered = scheduled_pipeline(target)(tvm_bridge.relax_module(module, "integer", "fbgemm", bind_params=True))
     gemms = [f for gv, f in lowered.functions_items() if gv.name_hint.startswith("int8_gemm")]
@@ -127,7 +127,7 @@ def test_an_avx_vnni_target_tensorizes_with_two_ymm_vpdpbusd():
     """AVX-VNNI without AVX-512 (Alder Lake): the 16-lane steps as two 256-bit vpdpbusd, in the convs' GEMM and the
     linears'; compiled here without zmm registers (no AVX-512 instruction an AVX-VNNI CPU would stop at)."""
     target = tvm_bridge.to_target("llvm -mcpu=alderlake")
-    assert vnni_intrinsic(target) is not None and vnni_intrinsic(target) != vnni_intrinsic(tvm_bridge.to_target("llvm -mcpu=znver4"))
+    assert dot_intrinsic(target) is not None and dot_intrinsic(target) != dot_intrinsic(tvm_bridge.to_target("llvm -mcpu=znver4"))
     for module, x in (_conv_module("implicit_3x3"), _linear_module("wide_linear")):
         lowered = scheduled_pipeline(target)(tvm_bridge.relax_module(module, "integer", "fbgemm", bind_params=True))
         gemms = [f.script() for gv, f in lowered.functions_items() if gv.name_hint.startswith(("int8_gemm", "int8_linear"))]

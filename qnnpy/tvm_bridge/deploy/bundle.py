@@ -56,9 +56,6 @@ def write_bundle(module: "QDQModule", directory: str | os.PathLike, triple: str 
     write the deploy folder ``directory`` (module docstring). The integer and kernels forms compute on the board
     what ``module.run(x, profile=profile)`` computes here, bit for bit. ``dotprod``: see :func:`cross_target`
     (the kernels form picks its kernels on the board at run time either way). Returns ``directory``."""
-    tvm_module()
-    from tvm.support import cc
-
     if form not in FORMS:
         raise ValueError(f"unknown form {form!r}; choose one of {FORMS}")
     target = cross_target(triple, dotprod)
@@ -75,22 +72,35 @@ def write_bundle(module: "QDQModule", directory: str | os.PathLike, triple: str 
 
     if progress:
         progress(f"compiling {len(module.nodes())} ops in the {form} form for {triple} ({', '.join(target.attrs['mattr'])})")
+    export_model(module, out / "model.so", triple, form, profile, dotprod)
+    if progress:
+        progress(f"building the runner {out / 'run'}")
+    _build_runner(compiler, out / "run", lib)
+    (out / "README.txt").write_text(_readme(triple, form, profile, target, kernels is not None))
+    return out
+
+
+def export_model(module: "QDQModule", path: str | os.PathLike, triple: str = "aarch64-linux-gnu",
+                 form: str = "integer", profile: str | None = None, dotprod: bool = True) -> Path:
+    """Compile ``module`` for ``triple`` and write the library alone (what a deploy folder holds as ``model.so``;
+    the kernels form's library is found in ``lib/`` beside it). The folder's runner runs any such library."""
+    tvm_module()
+    from tvm.support import cc
+
+    target = cross_target(triple, dotprod)
+    compiler = _cross_compiler(triple)
+    profile = resolve_profile(profile)
     if form == "kernels":
         _, executable = kernel_form.compile_kernels(module, profile, target)
+        lib = Path(path).parent / "lib"
         link = [f"-L{lib}", "-Wl,--no-as-needed", f"-l:{_KERNEL_LIBRARY}", "-Wl,-rpath,$ORIGIN/lib"]
     else:
         _, executable = compile_form(module, form, profile, target)
         link = []
     # get_target_triple: the executable's constants are packed into an object file for the target's triple (a
     # kernels-form module has no TIR function to take it from).
-    executable.export_library(str(out / "model.so"),
-                              fcompile=cc.cross_compiler(compiler, options=link, get_target_triple=lambda: triple))
-
-    if progress:
-        progress(f"building the runner {out / 'run'}")
-    _build_runner(compiler, out / "run", lib)
-    (out / "README.txt").write_text(_readme(triple, form, profile, target, kernels is not None))
-    return out
+    executable.export_library(str(path), fcompile=cc.cross_compiler(compiler, options=link, get_target_triple=lambda: triple))
+    return Path(path)
 
 
 def _cross_compiler(triple: str) -> str:

@@ -6,7 +6,8 @@ gathered columns of it), or a depthwise sum over the centred input.
     (x' = x + 128, z_x' = z_x + 128 for int8 x)
 
 so the GEMM multiplies unsigned activation bytes by signed weight bytes, as ``vpdpbusd``
-does, and the zero point becomes one per-channel constant. The reduction index k runs over
+does, and the zero point becomes one per-channel constant. With ``signed`` (AArch64's ``sdot``, signed bytes
+both): x' = x - 128 and z_x' = z_x - 128 for uint8 x, x itself for int8 x. The reduction index k runs over
 (ky, kx, c4, j) with the input channel c = 4 c4 + j, so the four bytes one instruction step
 reads are four channels of one input pixel (``pack_input`` puts them side by side). Padded
 positions hold z_x', whose centred value is 0; padded channels have zero weights.
@@ -24,14 +25,24 @@ def _ceil(a: int, b: int) -> int:
     return -(-a // b)
 
 
-def shifted_zero_point(dtype: str, zero_point: int) -> int:
-    """z_x': the zero point of the unsigned bytes x' that hold an activation of ``dtype``."""
+def byte_dtype(signed: bool) -> str:
+    """The dtype of the GEMM's activation bytes x'."""
+    return "int8" if signed else "uint8"
+
+
+def shifted_zero_point(dtype: str, zero_point: int, signed: bool = False) -> int:
+    """z_x': the zero point of the bytes x' (unsigned, or ``signed``) that hold an activation of ``dtype``."""
+    if signed:
+        return zero_point - (128 if str(dtype) == "uint8" else 0)
     return zero_point + (128 if str(dtype) == "int8" else 0)
 
 
-def activation_byte(value: Any) -> Any:
-    """x' of one activation value x: x + 128 as uint8 for int8, x itself for uint8."""
-    return (value.astype("int32") + 128).astype("uint8") if str(value.dtype) == "int8" else value
+def activation_byte(value: Any, signed: bool = False) -> Any:
+    """x' of one activation value x: unsigned, x + 128 for int8 and x itself for uint8; ``signed``, x - 128
+    for uint8 and x itself for int8."""
+    if str(value.dtype) == byte_dtype(signed):
+        return value
+    return (value.astype("int32") + (-128 if signed else 128)).astype(byte_dtype(signed))
 
 
 def clamped_index(index: Any, extent: int) -> Any:
@@ -41,36 +52,36 @@ def clamped_index(index: Any, extent: int) -> Any:
 
 
 def pack_input(x: te.Tensor, zero_point: int, padding: tuple[int, int, int, int], width: int,
-               phases: int = 1) -> te.Tensor:
-    """x (N, C, H, W) int8/uint8 -> (N, ceil(C/4), H + pads, phases, ceil(width / phases), 4) uint8 holding x',
+               phases: int = 1, signed: bool = False) -> te.Tensor:
+    """x (N, C, H, W) int8/uint8 -> (N, ceil(C/4), H + pads, phases, ceil(width / phases), 4) bytes holding x',
     padded with z_x'; padded column q*phases + r is at [..., r, q, :] (``phases``: the conv's horizontal
     stride, so that the 16 outputs of a vector read 16 consecutive pixels of one phase; ``width``: the
     padded columns the conv reads, whole 16-pixel vectors past the right edge included)."""
     n, c, h, w = (int(d) for d in x.shape)
     top, left, bottom, _ = padding
-    fill = tirx.const(shifted_zero_point(x.dtype, zero_point), "uint8")
+    fill = tirx.const(shifted_zero_point(x.dtype, zero_point, signed), byte_dtype(signed))
 
     def value(b: Any, c4: Any, y: Any, phase: Any, q: Any, j: Any) -> Any:
         ch, iy, ix = c4 * 4 + j, y - top, q * phases + phase - left
         inside = tirx.all(ch < c, iy >= 0, iy < h, ix >= 0, ix < w)
         v = x[b, clamped_index(ch, c), clamped_index(iy, h), clamped_index(ix, w)]
-        return tirx.if_then_else(inside, activation_byte(v), fill)
+        return tirx.if_then_else(inside, activation_byte(v, signed), fill)
 
     return te.compute((n, _ceil(c, 4), h + top + bottom, phases, _ceil(width, phases), 4), value,
                       name="packed_input")
 
 
-def pointwise_columns(x: te.Tensor, zero_point: int) -> te.Tensor:
+def pointwise_columns(x: te.Tensor, zero_point: int, signed: bool = False) -> te.Tensor:
     """The columns of a 1x1, stride-1, unpadded conv straight from x: (N, ceil(C/4), H*W padded to
     PIXEL_BLOCK, 4)."""
     n, c, h, w = (int(d) for d in x.shape)
-    fill = tirx.const(shifted_zero_point(x.dtype, zero_point), "uint8")
+    fill = tirx.const(shifted_zero_point(x.dtype, zero_point, signed), byte_dtype(signed))
     pixels = h * w
 
     def value(b: Any, c4: Any, p: Any, j: Any) -> Any:
         ch, q = c4 * 4 + j, clamped_index(p, pixels)
         v = x[b, clamped_index(ch, c), q // w, q % w]
-        return tirx.if_then_else(tirx.all(ch < c, p < pixels), activation_byte(v), fill)
+        return tirx.if_then_else(tirx.all(ch < c, p < pixels), activation_byte(v, signed), fill)
 
     return te.compute((n, _ceil(c, 4), _ceil(pixels, PIXEL_BLOCK) * PIXEL_BLOCK, 4), value, name="columns")
 

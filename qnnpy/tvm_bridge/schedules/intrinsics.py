@@ -11,6 +11,9 @@ are two ymm halves. On AVX2 without VNNI, ``vpmaddwd`` on the bytes widened to i
 exactly: the conv GEMM then keeps two pair sums per pixel, added in its epilogue (conv_gemm.py, ``pairs``).
 (TVM's own ``dot_16x4_vnni`` vectorizes over output channels and passes the bytes as ``int32x16``,
 which the LLVM 22 in apache-tvm 0.27 rejects: that intrinsic now takes ``<64 x i8>`` operands.)
+On AArch64 with the dot-product extension (Armv8.2: Cortex-A55/A76 and newer, Neoverse, Graviton 2+), ``sdot``
+adds to each of 4 int32 lanes the sum of four products of signed bytes: the same 16-lane steps are four ``sdot``
+on signed activation bytes (the GEMM then packs x - 128 for uint8 activations: conv_gemm.activation_byte).
 """
 from __future__ import annotations
 
@@ -26,6 +29,8 @@ VNNI_CHANNELS = "qnnpy_vnni_u8s8_16x4_channels"
 AVXVNNI_PIXELS = "qnnpy_avxvnni_u8s8_16x4_pixels"
 AVXVNNI_CHANNELS = "qnnpy_avxvnni_u8s8_16x4_channels"
 AVX2_PAIRS = "qnnpy_avx2_u8s8_4x2x2_pairs"
+SDOT_PIXELS = "qnnpy_sdot_s8s8_16x4_pixels"
+SDOT_CHANNELS = "qnnpy_sdot_s8s8_16x4_channels"
 LANES = 16
 PAIR_PIXELS = 4  # the pixels of one AVX2 pair step (4 pixels x 2 pair sums = 8 int32 lanes)
 
@@ -113,6 +118,60 @@ def _channels_avxvnni(A: T.Buffer((4,), "uint8", offset_factor=1), B: T.Buffer((
             B.vload([8, 0], "int8x32"), dtype="int32x8")
 
 
+# AArch64 sdot: the 16 lanes as four 4-lane quarters, the 4 broadcast bytes the same in each.
+@T.prim_func(s_tir=True)
+def _signed_pixels_desc(A: T.Buffer((16, 4), "int8", offset_factor=1), B: T.Buffer((4,), "int8", offset_factor=1),
+                        C: T.Buffer((16,), "int32", offset_factor=1)) -> None:
+    with T.sblock("root"):
+        T.reads(C[0:16], A[0:16, 0:4], B[0:4])
+        T.writes(C[0:16])
+        for i in T.serial(0, 16):
+            for k in T.serial(0, 4):
+                with T.sblock("update"):
+                    vi, vk = T.axis.remap("SR", [i, k])
+                    C[vi] = C[vi] + T.cast(A[vi, vk], "int32") * T.cast(B[vk], "int32")
+
+
+@T.prim_func(s_tir=True)
+def _pixels_sdot(A: T.Buffer((16, 4), "int8", offset_factor=1), B: T.Buffer((4,), "int8", offset_factor=1),
+                 C: T.Buffer((16,), "int32", offset_factor=1)) -> None:
+    with T.sblock("root"):
+        T.reads(C[0:16], A[0:16, 0:4], B[0:4])
+        T.writes(C[0:16])
+        weights = T.reinterpret(T.broadcast(T.reinterpret(B.vload([0], "int8x4"), dtype="int32"), 4), dtype="int8x16")
+        for q in T.unroll(4):
+            C[T.ramp(q * 4, 1, 4)] = T.call_llvm_pure_intrin(
+                T.llvm_lookup_intrinsic_id("llvm.aarch64.neon.sdot.v4i32.v16i8"), C.vload([q * 4], "int32x4"),
+                A.vload([q * 4, 0], "int8x16"), weights, dtype="int32x4")
+
+
+@T.prim_func(s_tir=True)
+def _signed_channels_desc(A: T.Buffer((4,), "int8", offset_factor=1), B: T.Buffer((16, 4), "int8", offset_factor=1),
+                          C: T.Buffer((16,), "int32", offset_factor=1)) -> None:
+    with T.sblock("root"):
+        T.reads(C[0:16], A[0:4], B[0:16, 0:4])
+        T.writes(C[0:16])
+        for i in T.serial(0, 16):
+            for k in T.serial(0, 4):
+                with T.sblock("update"):
+                    vi, vk = T.axis.remap("SR", [i, k])
+                    C[vi] = C[vi] + T.cast(A[vk], "int32") * T.cast(B[vi, vk], "int32")
+
+
+@T.prim_func(s_tir=True)
+def _channels_sdot(A: T.Buffer((4,), "int8", offset_factor=1), B: T.Buffer((16, 4), "int8", offset_factor=1),
+                   C: T.Buffer((16,), "int32", offset_factor=1)) -> None:
+    with T.sblock("root"):
+        T.reads(C[0:16], A[0:4], B[0:16, 0:4])
+        T.writes(C[0:16])
+        activations = T.reinterpret(T.broadcast(T.reinterpret(A.vload([0], "int8x4"), dtype="int32"), 4),
+                                    dtype="int8x16")
+        for q in T.unroll(4):
+            C[T.ramp(q * 4, 1, 4)] = T.call_llvm_pure_intrin(
+                T.llvm_lookup_intrinsic_id("llvm.aarch64.neon.sdot.v4i32.v16i8"), C.vload([q * 4], "int32x4"),
+                B.vload([q * 4, 0], "int8x16"), activations, dtype="int32x4")
+
+
 @T.prim_func(s_tir=True)
 def _pairs_desc(A: T.Buffer((4, 4), "uint8", offset_factor=1), B: T.Buffer((4,), "int8", offset_factor=1),
                 C: T.Buffer((4, 2), "int32", offset_factor=1)) -> None:
@@ -145,18 +204,31 @@ def _register() -> None:
     TensorIntrin.register(AVXVNNI_PIXELS, _pixels_desc, _pixels_avxvnni)
     TensorIntrin.register(AVXVNNI_CHANNELS, _channels_desc, _channels_avxvnni)
     TensorIntrin.register(AVX2_PAIRS, _pairs_desc, _pairs_avx2)
+    TensorIntrin.register(SDOT_PIXELS, _signed_pixels_desc, _pixels_sdot)
+    TensorIntrin.register(SDOT_CHANNELS, _signed_channels_desc, _channels_sdot)
 
 
 def vnni_kind(target: Any) -> str | None:
     """``"avx512"`` where ``target`` (an LLVM CPU target) has AVX-512 VNNI, ``"avxvnni"`` where it has AVX-VNNI
-    without it (AVX2 CPUs such as Intel's Alder Lake), else None."""
+    without it (AVX2 CPUs such as Intel's Alder Lake), ``"sdot"`` where it is AArch64 with the dot-product
+    extension, else None."""
     if str(target.kind.name) != "llvm":
         return None
+    if signed_activations(target):
+        return "sdot"
     if all(codegen.target_has_features(f, target) for f in ("avx512vnni", "avx512bw")):
         return "avx512"
     if all(codegen.target_has_features(f, target) for f in ("avxvnni", "avx2")):
         return "avxvnni"
     return None
+
+
+def signed_activations(target: Any) -> bool:
+    """Whether the GEMM's activation bytes are signed for ``target``: AArch64 with the dot-product extension, whose
+    ``sdot`` multiplies signed bytes (x86's ``vpdpbusd`` takes them unsigned)."""
+    attrs = target.attrs
+    return (str(target.kind.name) == "llvm" and bool(attrs.get("feature.is_aarch64", False))
+            and bool(attrs.get("feature.has_dotprod", False)))
 
 
 def pairs_intrinsic(target: Any) -> str | None:
@@ -169,14 +241,15 @@ def pairs_intrinsic(target: Any) -> str | None:
     return AVX2_PAIRS
 
 
-def vnni_intrinsic(target: Any, over: str = "pixels") -> str | None:
+def dot_intrinsic(target: Any, over: str = "pixels") -> str | None:
     """The name of the tensor intrinsic whose 16 lanes are output ``over`` ("pixels": 16 pixels x 4 bytes
     times 4 broadcast weights; "channels": 4 broadcast activation bytes times 16 channels x 4 weights) where
-    ``target`` has VNNI (one zmm ``vpdpbusd`` with AVX-512 VNNI, two ymm ones with AVX-VNNI), else None (the
-    GEMM is then vectorized over int32 lanes without it)."""
+    ``target`` has a byte dot product (one zmm ``vpdpbusd`` with AVX-512 VNNI, two ymm ones with AVX-VNNI, four
+    ``sdot`` on AArch64 with dotprod), else None (the GEMM is then vectorized over int32 lanes without it)."""
     kind = vnni_kind(target)
     if kind is None:
         return None
     _register()
-    pixels, channels = {"avx512": (VNNI_PIXELS, VNNI_CHANNELS), "avxvnni": (AVXVNNI_PIXELS, AVXVNNI_CHANNELS)}[kind]
+    pixels, channels = {"avx512": (VNNI_PIXELS, VNNI_CHANNELS), "avxvnni": (AVXVNNI_PIXELS, AVXVNNI_CHANNELS),
+                        "sdot": (SDOT_PIXELS, SDOT_CHANNELS)}[kind]
     return {"pixels": pixels, "channels": channels}[over]

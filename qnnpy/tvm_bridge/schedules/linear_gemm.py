@@ -2,7 +2,7 @@
 
     acc[m, n] = sum_k (x[m, k] - z_x) w[n, k] = sum_k x'[m, k] w[n, k] - z_x' colsum[n]
 
-as in conv_gemm.py (x' = x + 128 for int8 x), with the 16 output channels of one instruction as the
+as in conv_gemm.py (x' = x + 128 for int8 x; x - 128 for uint8 x where the bytes are ``signed``), with the 16 output channels of one instruction as the
 vector: the weights are packed (N/16, K/4, 16, 4), each 64-byte block the 16 channels' next four
 weights, and four activation bytes of a row are broadcast to them. A row may be a single token.
 """
@@ -12,15 +12,15 @@ from typing import Any
 
 from tvm import te, tirx
 
-from qnnpy.tvm_bridge.schedules.conv_gemm import activation_byte, clamped_index, shifted_zero_point
+from qnnpy.tvm_bridge.schedules.conv_gemm import activation_byte, byte_dtype, clamped_index, shifted_zero_point
 from qnnpy.tvm_bridge.schedules.intrinsics import LANES
 
 
-def pack_rows(x: te.Tensor, zero_point: int, rows: int, depth: int) -> te.Tensor:
-    """x (..., K) int8/uint8 -> (rows, depth / 4, 4) uint8 holding x', the K tail (up to ``depth``) z_x'."""
+def pack_rows(x: te.Tensor, zero_point: int, rows: int, depth: int, signed: bool = False) -> te.Tensor:
+    """x (..., K) int8/uint8 -> (rows, depth / 4, 4) bytes holding x', the K tail (up to ``depth``) z_x'."""
     shape = [int(d) for d in x.shape]
     k = shape[-1]
-    fill = tirx.const(shifted_zero_point(x.dtype, zero_point), "uint8")
+    fill = tirx.const(shifted_zero_point(x.dtype, zero_point, signed), byte_dtype(signed))
 
     def value(m: Any, k4: Any, j: Any) -> Any:
         index, rest = [], m
@@ -29,7 +29,7 @@ def pack_rows(x: te.Tensor, zero_point: int, rows: int, depth: int) -> te.Tensor
             rest = rest // extent
         col = k4 * 4 + j
         v = x[(*reversed(index), clamped_index(col, k))]
-        return tirx.if_then_else(col < k, activation_byte(v), fill)
+        return tirx.if_then_else(col < k, activation_byte(v, signed), fill)
 
     return te.compute((rows, depth // 4, 4), value, name="packed_rows")
 

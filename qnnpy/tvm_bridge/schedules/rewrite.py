@@ -100,9 +100,9 @@ def _packed_linear_weight(w: np.ndarray) -> np.ndarray:
 
 @relax.expr_functor.mutator
 class _Int8LayersToGemm(relax.PyExprMutator):
-    def __init__(self, mod: Any, pairs: bool):
+    def __init__(self, mod: Any, pairs: bool, signed: bool):
         super().__init__(mod)
-        self.pairs = pairs
+        self.pairs, self.signed = pairs, signed
 
     def _gemm(self, compute: Any, *args: Any) -> Any:
         """Emit conv_gemm's ``compute`` GEMM; in the AVX2 pair form its two sums per output are added here."""
@@ -150,22 +150,23 @@ class _Int8LayersToGemm(relax.PyExprMutator):
                              dilation, oh, out_width, primfunc_name_hint="depthwise",
                              primfunc_attrs={DEPTHWISE_ATTR: 1, "op_pattern": _OPAQUE})
             return R.strided_slice(acc, axes=[3], begin=[0], end=[ow])
-        shifted_zero = conv_gemm.shifted_zero_point(x.ty.dtype, zero_point)
+        shifted_zero = conv_gemm.shifted_zero_point(x.ty.dtype, zero_point, self.signed)
         weight = relax.const(_packed_weight(w))
         if (kh, kw, *strides, *padding) == (1, 1, 1, 1, 0, 0, 0, 0):
-            cols = bb.emit_te(conv_gemm.pointwise_columns, x, zero_point, primfunc_name_hint="pointwise_columns")
+            cols = bb.emit_te(conv_gemm.pointwise_columns, x, zero_point, self.signed,
+                              primfunc_name_hint="pointwise_columns")
             acc = self._gemm(conv_gemm.gemm, cols, weight)
             acc = R.reshape(R.strided_slice(acc, axes=[2], begin=[0], end=[oh * ow]), (n, f, oh, ow))
         elif _padded_width(ow) * 7 <= ow * 8:
             out_width = _padded_width(ow)
             packed = bb.emit_te(conv_gemm.pack_input, x, zero_point, padding,
-                                _columns_read(out_width, strides[1], dilation[1], kw), strides[1],
+                                _columns_read(out_width, strides[1], dilation[1], kw), strides[1], self.signed,
                                 primfunc_name_hint="pack_input")
             acc = self._gemm(conv_gemm.implicit_gemm, packed, weight, (kh, kw), strides, dilation, oh, out_width)
             acc = R.strided_slice(acc, axes=[3], begin=[0], end=[ow])
         else:
-            packed = bb.emit_te(conv_gemm.pack_input, x, zero_point, padding, width + padding[1] + padding[3],
-                                primfunc_name_hint="pack_input")
+            packed = bb.emit_te(conv_gemm.pack_input, x, zero_point, padding, width + padding[1] + padding[3], 1,
+                                self.signed, primfunc_name_hint="pack_input")
             cols = bb.emit_te(conv_gemm.columns, packed, (kh, kw), strides, dilation, (oh, ow),
                               primfunc_name_hint="columns", primfunc_attrs={COLUMNS_ATTR: 1, "op_pattern": _OPAQUE})
             acc = self._gemm(conv_gemm.gemm, cols, weight)
@@ -190,13 +191,13 @@ class _Int8LayersToGemm(relax.PyExprMutator):
         rows = int(np.prod(shape[:-1], dtype=np.int64))
         packed_weight = _packed_linear_weight(w)
         bb = self.builder_
-        packed = bb.emit_te(linear_gemm.pack_rows, x, zero_point, rows, packed_weight.shape[1] * 4,
+        packed = bb.emit_te(linear_gemm.pack_rows, x, zero_point, rows, packed_weight.shape[1] * 4, self.signed,
                             primfunc_name_hint="packed_rows")
         acc = bb.emit_te(linear_gemm.gemm_channels, packed, relax.const(packed_weight),
                          primfunc_name_hint="int8_linear", primfunc_attrs={LINEAR_ATTR: 1, "op_pattern": _OPAQUE})
         acc = R.reshape(acc, (rows, packed_weight.shape[0] * intrinsics.LANES))
         acc = bb.emit(R.reshape(R.strided_slice(acc, axes=[1], begin=[0], end=[channels]), (*shape[:-1], channels)))
-        shifted_zero = conv_gemm.shifted_zero_point(x.ty.dtype, zero_point)
+        shifted_zero = conv_gemm.shifted_zero_point(x.ty.dtype, zero_point, self.signed)
         correction = (w.astype(np.int64).sum(axis=1) * shifted_zero).astype(np.int32)
         return R.subtract(acc, relax.const(correction))
 
@@ -205,13 +206,15 @@ class _Int8LayersToGemm(relax.PyExprMutator):
 class Int8LayersToGemm:
     """Rewrite the integer form's int8 conv2d and matmul layers as packed GEMMs (see the module docstring);
     for a ``target`` with AVX2 and no AVX-512 VNNI the conv GEMMs take the pair form
-    (intrinsics.pairs_intrinsic)."""
+    (intrinsics.pairs_intrinsic); for AArch64 with the dot-product extension the activation bytes are signed
+    (intrinsics.signed_activations)."""
 
     def __init__(self, target: Any = None):
         self.pairs = target is not None and intrinsics.pairs_intrinsic(target) is not None
+        self.signed = target is not None and intrinsics.signed_activations(target)
 
     def transform_module(self, mod: Any, _ctx: Any) -> Any:
-        mutator = _Int8LayersToGemm(mod, self.pairs)
+        mutator = _Int8LayersToGemm(mod, self.pairs, self.signed)
         for gv, func in mod.functions_items():
             if isinstance(func, relax.Function):
                 mutator.builder_.update_func(gv, mutator.visit_expr(func))

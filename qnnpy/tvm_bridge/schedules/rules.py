@@ -19,10 +19,13 @@ from tvm.s_tir.dlight.analysis import normalize_prim_func
 from tvm.s_tir.dlight.cpu.base import CPUScheduleRule
 
 from qnnpy.tvm_bridge.schedules.conv_gemm import PIXEL_BLOCK
-from qnnpy.tvm_bridge.schedules.intrinsics import LANES, PAIR_PIXELS, pairs_intrinsic, vnni_intrinsic
+from qnnpy.tvm_bridge.schedules.intrinsics import LANES, PAIR_PIXELS, dot_intrinsic, pairs_intrinsic, signed_activations
 from qnnpy.tvm_bridge.schedules.rewrite import COLUMNS_ATTR, DEPTHWISE_ATTR, GEMM_ATTR, LINEAR_ATTR, PAIRS_ATTR
 
 ACCUMULATORS = 16  # vectors of int32 sums per task: enough independent vpdpbusd chains to hide its latency
+# AArch64: a 16-lane vector of sums is four of the 32 q registers, so 4 vectors (16 registers), a conv tile of
+# 4 channels x 16 pixels: each 64-byte block of activations loaded once for 4 channels' broadcast weights.
+SDOT_ACCUMULATORS = 4
 
 
 def _loads(block: Any, buffer: Any) -> int:
@@ -67,8 +70,8 @@ def _vector_step(sch: s_tir.Schedule, block: Any, first_reduction: Any, lanes: A
 
 class Int8Gemm(CPUScheduleRule):
     """conv_gemm.gemm and conv_gemm.implicit_gemm (functions carrying rewrite.GEMM_ATTR): per task 4 output
-    channels x 4 vectors of 16 pixels, or 16 channels x 1 vector where a row has one vector; in the AVX2
-    pair form 4 channels x 2 steps of 4 pixels (8 ymm registers of sums), each step tensorized with
+    channels x 4 vectors of 16 pixels, or 16 channels x 1 vector where a row has one vector; on AArch64 with
+    dotprod 4 channels x 1 vector, each step four ``sdot``; in the AVX2 pair form 4 channels x 2 steps of 4 pixels (8 ymm registers of sums), each step tensorized with
     ``vpmaddwd`` (intrinsics.pairs_intrinsic)."""
 
     def apply(self, func: tirx.PrimFunc, target: Any, _tunable: bool) -> s_tir.Schedule | None:
@@ -76,9 +79,13 @@ class Int8Gemm(CPUScheduleRule):
             return None
         sch = s_tir.Schedule(func)
         block = sch.get_sblock("int8_gemm")
+        if PAIRS_ATTR not in func.attrs and signed_activations(target):
+            p_in, first_reduction, j = self._tile(sch, block, LANES, (1,), SDOT_ACCUMULATORS, 0)
+            _vector_step(sch, block, first_reduction, p_in, j, dot_intrinsic(target, "pixels"))
+            return sch
         if PAIRS_ATTR not in func.attrs:
             p_in, first_reduction, j = self._tile(sch, block, LANES, (PIXEL_BLOCK // LANES, 2, 1), ACCUMULATORS, 0)
-            _vector_step(sch, block, first_reduction, p_in, j, vnni_intrinsic(target, "pixels"))
+            _vector_step(sch, block, first_reduction, p_in, j, dot_intrinsic(target, "pixels"))
             return sch
         p_in, first_reduction, _ = self._tile(sch, block, PAIR_PIXELS, (2, 1), ACCUMULATORS // 2, 1)
         init = sch.decompose_reduction(block, first_reduction)
@@ -123,14 +130,15 @@ class Int8Linear(CPUScheduleRule):
         rows = int(sch.get(m).extent)
         m_block = next(b for b in (4, 2, 1) if rows % b == 0)
         channel_blocks = int(sch.get(blocks).extent)
-        b_block = next(b for b in (ACCUMULATORS // m_block, 8, 4, 2, 1) if channel_blocks % b == 0)
+        accumulators = SDOT_ACCUMULATORS if signed_activations(target) else ACCUMULATORS
+        b_block = next(b for b in (max(accumulators // m_block, 1), 8, 4, 2, 1) if channel_blocks % b == 0)
         m_out, m_in = sch.split(m, [None, m_block])
         b_out, b_in = sch.split(blocks, [None, b_block])
         sch.reorder(m_out, b_out, k4, m_in, b_in, lane, j)
         sch.parallel(sch.fuse(m_out, b_out))
         sch.unroll(m_in)
         sch.unroll(b_in)
-        _vector_step(sch, block, k4, lane, j, vnni_intrinsic(target, "channels"))
+        _vector_step(sch, block, k4, lane, j, dot_intrinsic(target, "channels"))
         return sch
 
 
