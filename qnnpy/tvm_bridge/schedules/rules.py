@@ -232,6 +232,16 @@ class LoopNest(CPUScheduleRule):
         extent = sch.get(loops[-1]).extent
         if not isinstance(extent, tirx.IntImm) or len(loops) == 1 and int(extent) % LANES != 0:
             return loops
+        outer_extent = sch.get(loops[-2]).extent if len(loops) > 1 else None
+        if (int(extent) < LANES and isinstance(outer_extent, tirx.IntImm) and int(outer_extent) % LANES == 0):
+            # A short innermost loop (the 4 bytes of a packed pixel) under one of whole vectors (the pixels): the
+            # vectors go innermost, so the requantization fused into the packing runs on vectors of 16 pixels
+            # read contiguously, and the short loop is unrolled around them.
+            outer, inner = sch.split(loops[-2], [None, LANES])
+            sch.reorder(outer, loops[-1], inner)
+            sch.unroll(loops[-1])
+            sch.vectorize(inner)
+            return loops[:-2] + [outer]
         if int(extent) % LANES == 0:
             outer, inner = sch.split(loops[-1], [None, LANES])
             sch.vectorize(inner)
