@@ -404,8 +404,8 @@ def add_build_command(commands: argparse._SubParsersAction, common: argparse.Arg
             "profile). The library links qnnpy's kernel library by absolute path: keep qnnpy installed where it "
             "is, or copy both libraries and set LD_LIBRARY_PATH. Form integer: pure integer Relax, also "
             "bit-exact with the runtime, for any TVM target, no qnnpy library needed at run time: TVM's own code, "
-            "with qnnpy's schedule rules (its int8 convs tensorized with VNNI where the target has AVX-512 VNNI; "
-            "see docs/tvm.md). Form qdq: the float QDQ module as written.",
+            "with qnnpy's schedule rules (its int8 convs and linears tensorized with VNNI on x86 targets that have it, "
+            "with sdot on AArch64 with dotprod; see docs/tvm.md). Form qdq: the float QDQ module as written.",
             "--target aarch64-linux-gnu writes a deploy folder for an AArch64 board instead (-o names the folder): "
             "the module compiled for it, TVM's runtime for it (from the apache-tvm AArch64 wheels, fetched once), "
             "a runner (./run model.so input.npy output.npy) and, in the kernels form, qnnpy's kernel library built "
