@@ -47,18 +47,26 @@ def test_x86_quantizer_takes_a_sum_from_zero_once_the_zero_is_removed():
     assert not [n for n in gm.graph.nodes if n.target in (torch.ops.aten.add.Tensor, torch.ops.aten.sub.Tensor)]
     with torch.no_grad():
         assert torch.equal(gm(x), before)
-    prepared = prepare_pt2e(gm, quantizer("x86"))
-    for seed in range(4):
-        prepared(torch.randn(1, 3, 16, 16, generator=torch.Generator().manual_seed(10 + seed)))
-    quantized = convert_pt2e(prepared)
-    module = qnnpy.from_torch(quantized, (x,))
-    report = qnnpy.compare(quantized, module, [x], profiles=["fbgemm"], reference_inputs=True)
-    layers = [r for r in report.layers["fbgemm"] if _core.op_info(r.op)["kind"] != "float"]
-    assert len(layers) >= 2 and all(r.identical == r.total for r in layers)
+    quantized, module = _x86_quantized_and_converted(gm, x)
     with torch.no_grad():
         want = quantized(x).numpy()
     got = module.run(x.numpy(), profile="fbgemm").outputs[0].dequantized
     assert np.abs(got - want).max() <= 1e-5 * np.abs(want).max()
+
+
+def _x86_quantized_and_converted(gm: torch.fx.GraphModule, x: torch.Tensor, layers: int = 2
+                                 ) -> tuple[torch.fx.GraphModule, qnnpy.QDQModule]:
+    """``gm`` quantized by X86InductorQuantizer (calibrated on noise shaped like ``x``) and converted; at least
+    ``layers`` quantized layers, each identical to PyTorch's fed its inputs."""
+    prepared = prepare_pt2e(gm, quantizer("x86"))
+    for seed in range(4):
+        prepared(torch.randn(x.shape, generator=torch.Generator().manual_seed(10 + seed)))
+    quantized = convert_pt2e(prepared)
+    module = qnnpy.from_torch(quantized, (x,))
+    report = qnnpy.compare(quantized, module, [x], profiles=["fbgemm"], reference_inputs=True)
+    compared = [r for r in report.layers["fbgemm"] if _core.op_info(r.op)["kind"] != "float"]
+    assert len(compared) >= layers and all(r.identical == r.total for r in compared)
+    return quantized, module
 
 
 def test_only_a_number_zero_is_removed():
@@ -100,14 +108,7 @@ def test_x86_quantizer_takes_dropped_in_place_ops_once_the_dead_code_is_removed(
     assert sum(n.target == torch.ops.aten.relu_.default for n in gm.graph.nodes) == 1
     with torch.no_grad():
         assert torch.equal(gm(x), before)
-    prepared = prepare_pt2e(gm, quantizer("x86"))
-    for seed in range(4):
-        prepared(torch.randn(1, 3, 16, 16, generator=torch.Generator().manual_seed(10 + seed)))
-    quantized = convert_pt2e(prepared)
-    module = qnnpy.from_torch(quantized, (x,))
-    report = qnnpy.compare(quantized, module, [x], profiles=["fbgemm"], reference_inputs=True)
-    layers = [r for r in report.layers["fbgemm"] if _core.op_info(r.op)["kind"] != "float"]
-    assert len(layers) >= 3 and all(r.identical == r.total for r in layers)
+    _x86_quantized_and_converted(gm, x, layers=3)
 
 
 def test_an_in_place_op_on_a_value_read_later_or_an_input_stays():

@@ -424,18 +424,7 @@ def convert_adaptive_avg_pool3d(ctx: ConversionContext, node: torch.fx.Node) -> 
 
 def convert_avg_pool3d(ctx: ConversionContext, node: torch.fx.Node) -> int:
     """``nn.AvgPool3d`` or ``F.avg_pool3d`` on a quantized (N, C, D, H, W) tensor."""
-    kernel, stride, padding, ceil_mode, count_include_pad, divisor_override = _attributes(
-        ctx, node, kernel_size=None, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
-        divisor_override=None)
-    ints = {
-        "kernel": _triple(kernel),
-        "stride": _triple(stride if stride not in (None, [], ()) else kernel),
-        "padding": _triple(padding),
-        "ceil_mode": [int(bool(ceil_mode))],
-        "count_include_pad": [int(bool(count_include_pad))],
-        "divisor_override": [int(divisor_override or 0)],
-    }
-    return ctx.add(node, "avg_pool3d", [node.args[0]], ints=ints)
+    return ctx.add(node, "avg_pool3d", [node.args[0]], ints=_avg_pool_ints(ctx, node, _triple))
 
 
 def convert_aten_adaptive_avg_pool2d(ctx: ConversionContext, node: torch.fx.Node) -> int:
@@ -445,18 +434,23 @@ def convert_aten_adaptive_avg_pool2d(ctx: ConversionContext, node: torch.fx.Node
     return _adaptive_avg_pool2d(ctx, node, float_mean=True)
 
 
-def _avg_pool2d(ctx: ConversionContext, node: torch.fx.Node, float_mean: bool) -> int:
+def _avg_pool_ints(ctx: ConversionContext, node: torch.fx.Node, per_axis: Callable[[Any], list[int]]) -> dict[str, list[int]]:
+    """The attributes of avg_pool2d / avg_pool3d (``per_axis``: _pair or _triple) as the op's ints."""
     kernel, stride, padding, ceil_mode, count_include_pad, divisor_override = _attributes(
         ctx, node, kernel_size=None, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
         divisor_override=None)
-    ints = {
-        "kernel": _pair(kernel),
-        "stride": _pair(stride if stride not in (None, [], ()) else kernel),
-        "padding": _pair(padding),
+    return {
+        "kernel": per_axis(kernel),
+        "stride": per_axis(stride if stride not in (None, [], ()) else kernel),
+        "padding": per_axis(padding),
         "ceil_mode": [int(bool(ceil_mode))],
         "count_include_pad": [int(bool(count_include_pad))],
         "divisor_override": [int(divisor_override or 0)],
     }
+
+
+def _avg_pool2d(ctx: ConversionContext, node: torch.fx.Node, float_mean: bool) -> int:
+    ints = _avg_pool_ints(ctx, node, _pair)
     return ctx.add(node, "avg_pool2d", [node.args[0]], ints=ints | ({"float_mean": [1]} if float_mean else {}))
 
 

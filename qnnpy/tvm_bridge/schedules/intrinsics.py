@@ -35,17 +35,40 @@ LANES = 16
 PAIR_PIXELS = 4  # the pixels of one AVX2 pair step (4 pixels x 2 pair sums = 8 int32 lanes)
 
 
-@T.prim_func(s_tir=True)
-def _pixels_desc(A: T.Buffer((16, 4), "uint8", offset_factor=1), B: T.Buffer((4,), "int8", offset_factor=1),
-                 C: T.Buffer((16,), "int32", offset_factor=1)) -> None:
-    with T.sblock("root"):
-        T.reads(C[0:16], A[0:16, 0:4], B[0:4])
-        T.writes(C[0:16])
-        for i in T.serial(0, 16):
-            for k in T.serial(0, 4):
-                with T.sblock("update"):
-                    vi, vk = T.axis.remap("SR", [i, k])
-                    C[vi] = C[vi] + T.cast(A[vi, vk], "int32") * T.cast(B[vk], "int32")
+def _pixels_desc_of(activations: str) -> Any:
+    """What a 16-pixel step computes, on activation bytes of dtype ``activations`` (uint8 for x86, int8 for sdot)."""
+
+    @T.prim_func(s_tir=True)
+    def desc(A: T.Buffer((16, 4), activations, offset_factor=1), B: T.Buffer((4,), "int8", offset_factor=1),
+             C: T.Buffer((16,), "int32", offset_factor=1)) -> None:
+        with T.sblock("root"):
+            T.reads(C[0:16], A[0:16, 0:4], B[0:4])
+            T.writes(C[0:16])
+            for i in T.serial(0, 16):
+                for k in T.serial(0, 4):
+                    with T.sblock("update"):
+                        vi, vk = T.axis.remap("SR", [i, k])
+                        C[vi] = C[vi] + T.cast(A[vi, vk], "int32") * T.cast(B[vk], "int32")
+
+    return desc
+
+
+def _channels_desc_of(activations: str) -> Any:
+    """What a 16-channel step computes, on activation bytes of dtype ``activations``."""
+
+    @T.prim_func(s_tir=True)
+    def desc(A: T.Buffer((4,), activations, offset_factor=1), B: T.Buffer((16, 4), "int8", offset_factor=1),
+             C: T.Buffer((16,), "int32", offset_factor=1)) -> None:
+        with T.sblock("root"):
+            T.reads(C[0:16], A[0:4], B[0:16, 0:4])
+            T.writes(C[0:16])
+            for i in T.serial(0, 16):
+                for k in T.serial(0, 4):
+                    with T.sblock("update"):
+                        vi, vk = T.axis.remap("SR", [i, k])
+                        C[vi] = C[vi] + T.cast(A[vk], "int32") * T.cast(B[vi, vk], "int32")
+
+    return desc
 
 
 @T.prim_func(s_tir=True)
@@ -58,19 +81,6 @@ def _pixels_vnni(A: T.Buffer((16, 4), "uint8", offset_factor=1), B: T.Buffer((4,
         C[T.ramp(T.int32(0), 1, 16)] = T.call_llvm_pure_intrin(
             T.llvm_lookup_intrinsic_id("llvm.x86.avx512.vpdpbusd.512"), C.vload([0], "int32x16"),
             A.vload([0, 0], "uint8x64"), weights, dtype="int32x16")
-
-
-@T.prim_func(s_tir=True)
-def _channels_desc(A: T.Buffer((4,), "uint8", offset_factor=1), B: T.Buffer((16, 4), "int8", offset_factor=1),
-                   C: T.Buffer((16,), "int32", offset_factor=1)) -> None:
-    with T.sblock("root"):
-        T.reads(C[0:16], A[0:4], B[0:16, 0:4])
-        T.writes(C[0:16])
-        for i in T.serial(0, 16):
-            for k in T.serial(0, 4):
-                with T.sblock("update"):
-                    vi, vk = T.axis.remap("SR", [i, k])
-                    C[vi] = C[vi] + T.cast(A[vk], "int32") * T.cast(B[vi, vk], "int32")
 
 
 @T.prim_func(s_tir=True)
@@ -120,19 +130,6 @@ def _channels_avxvnni(A: T.Buffer((4,), "uint8", offset_factor=1), B: T.Buffer((
 
 # AArch64 sdot: the 16 lanes as four 4-lane quarters, the 4 broadcast bytes the same in each.
 @T.prim_func(s_tir=True)
-def _signed_pixels_desc(A: T.Buffer((16, 4), "int8", offset_factor=1), B: T.Buffer((4,), "int8", offset_factor=1),
-                        C: T.Buffer((16,), "int32", offset_factor=1)) -> None:
-    with T.sblock("root"):
-        T.reads(C[0:16], A[0:16, 0:4], B[0:4])
-        T.writes(C[0:16])
-        for i in T.serial(0, 16):
-            for k in T.serial(0, 4):
-                with T.sblock("update"):
-                    vi, vk = T.axis.remap("SR", [i, k])
-                    C[vi] = C[vi] + T.cast(A[vi, vk], "int32") * T.cast(B[vk], "int32")
-
-
-@T.prim_func(s_tir=True)
 def _pixels_sdot(A: T.Buffer((16, 4), "int8", offset_factor=1), B: T.Buffer((4,), "int8", offset_factor=1),
                  C: T.Buffer((16,), "int32", offset_factor=1)) -> None:
     with T.sblock("root"):
@@ -143,19 +140,6 @@ def _pixels_sdot(A: T.Buffer((16, 4), "int8", offset_factor=1), B: T.Buffer((4,)
             C[T.ramp(q * 4, 1, 4)] = T.call_llvm_pure_intrin(
                 T.llvm_lookup_intrinsic_id("llvm.aarch64.neon.sdot.v4i32.v16i8"), C.vload([q * 4], "int32x4"),
                 A.vload([q * 4, 0], "int8x16"), weights, dtype="int32x4")
-
-
-@T.prim_func(s_tir=True)
-def _signed_channels_desc(A: T.Buffer((4,), "int8", offset_factor=1), B: T.Buffer((16, 4), "int8", offset_factor=1),
-                          C: T.Buffer((16,), "int32", offset_factor=1)) -> None:
-    with T.sblock("root"):
-        T.reads(C[0:16], A[0:4], B[0:16, 0:4])
-        T.writes(C[0:16])
-        for i in T.serial(0, 16):
-            for k in T.serial(0, 4):
-                with T.sblock("update"):
-                    vi, vk = T.axis.remap("SR", [i, k])
-                    C[vi] = C[vi] + T.cast(A[vk], "int32") * T.cast(B[vi, vk], "int32")
 
 
 @T.prim_func(s_tir=True)
@@ -199,13 +183,13 @@ def _pairs_avx2(A: T.Buffer((4, 4), "uint8", offset_factor=1), B: T.Buffer((4,),
 
 @functools.cache
 def _register() -> None:
-    TensorIntrin.register(VNNI_PIXELS, _pixels_desc, _pixels_vnni)
-    TensorIntrin.register(VNNI_CHANNELS, _channels_desc, _channels_vnni)
-    TensorIntrin.register(AVXVNNI_PIXELS, _pixels_desc, _pixels_avxvnni)
-    TensorIntrin.register(AVXVNNI_CHANNELS, _channels_desc, _channels_avxvnni)
+    TensorIntrin.register(VNNI_PIXELS, _pixels_desc_of("uint8"), _pixels_vnni)
+    TensorIntrin.register(VNNI_CHANNELS, _channels_desc_of("uint8"), _channels_vnni)
+    TensorIntrin.register(AVXVNNI_PIXELS, _pixels_desc_of("uint8"), _pixels_avxvnni)
+    TensorIntrin.register(AVXVNNI_CHANNELS, _channels_desc_of("uint8"), _channels_avxvnni)
     TensorIntrin.register(AVX2_PAIRS, _pairs_desc, _pairs_avx2)
-    TensorIntrin.register(SDOT_PIXELS, _signed_pixels_desc, _pixels_sdot)
-    TensorIntrin.register(SDOT_CHANNELS, _signed_channels_desc, _channels_sdot)
+    TensorIntrin.register(SDOT_PIXELS, _pixels_desc_of("int8"), _pixels_sdot)
+    TensorIntrin.register(SDOT_CHANNELS, _channels_desc_of("int8"), _channels_sdot)
 
 
 def vnni_kind(target: Any) -> str | None:
