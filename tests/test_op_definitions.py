@@ -192,3 +192,18 @@ def test_batch_norm_parts_of_different_lengths_are_refused():
     ones = np.ones(3, np.float32)
     with pytest.raises(ValueError, match=r"batch_norm2d \(bn\): weight, bias, mean and var differ in length"):
         g.add_batch_norm2d(q, "bn", "bn", ones, ones, ones, np.ones(2, np.float32), 1e-5, False, "uint8", 0.1, 100)
+
+
+@pytest.mark.parametrize("op, shape, ints, message", [
+    ("avg_pool3d", [1, 2, 4, 4, 4], {"kernel": [2**24] * 3, "stride": [1, 1, 1], "padding": [0, 0, 0], "ceil_mode": [0],
+                                     "count_include_pad": [1], "divisor_override": [0]}, "overflows the int32 window sums"),
+    ("adaptive_avg_pool3d", [1, 1, 256, 256, 256], {"output_size": [1, 1, 1]}, "overflow the int32 sums"),
+])
+def test_3d_pool_windows_past_the_int32_sums_are_refused(op, shape, ints, message):
+    """Windows whose extents multiply past the int32 sums' bound are refused (a kernel of 2^24 per axis: the
+    product, 2^72, is never formed)."""
+    g = _core.Graph()
+    x = g.add_input("x", shape)
+    q = g.add_node("quantize", [x], "quant", "q", "uint8", 0.05, 128)
+    with pytest.raises(ValueError, match=f"{op} \\(pool\\): .*{message}"):
+        g.add_node(op, [q], "pool", "y", "uint8", 0.05, 128, ints=ints)

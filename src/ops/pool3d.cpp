@@ -1,5 +1,7 @@
 // 3-D average pools on quantized NCDHW tensors: avg_pool3d and adaptive_avg_pool3d; the output keeps the
 // input's qparams (PyTorch's quantized 3-D pools; runners: runtime/ops/pool3d_ops.cpp).
+#include <initializer_list>
+
 #include "emit/emitter.h"
 #include "ir/limits.h"
 #include "ops/op_def.h"
@@ -10,6 +12,17 @@ namespace {
 
 std::string python_bool(int64_t v) { return v ? "True" : "False"; }
 
+// The product of positive window extents, or kMaxWindowTaps + 1 where it exceeds kMaxWindowTaps (no overflow
+// whatever the attributes hold).
+int64_t window_taps(std::initializer_list<int64_t> extents) {
+  int64_t taps = 1;
+  for (int64_t e : extents) {
+    if (e > kMaxWindowTaps / taps) return kMaxWindowTaps + 1;
+    taps *= e;
+  }
+  return taps;
+}
+
 Shape avg_pool3d_rule(const Checker& c, const Value&) {
   c.inputs(1);
   const Value& x = c.in(0);
@@ -19,7 +32,9 @@ Shape avg_pool3d_rule(const Checker& c, const Value&) {
   c.positive(kernel, "kernel");
   c.positive(stride, "stride");
   c.non_negative(padding, "padding");
-  if (kernel[0] * kernel[1] * kernel[2] > kMaxWindowTaps) c.fail("a kernel of " + shape_str(kernel) + " overflows the int32 window sums");
+  if (window_taps({kernel[0], kernel[1], kernel[2]}) > kMaxWindowTaps) {
+    c.fail("a kernel of " + shape_str(kernel) + " overflows the int32 window sums");
+  }
   const bool ceil_mode = c.n.int_attr("ceil_mode") != 0;
   c.n.int_attr("count_include_pad");
   if (c.n.int_attr("divisor_override") < 0) c.fail("divisor_override must be >= 0 (0: none)");
@@ -54,8 +69,9 @@ Shape adaptive_avg_pool3d_rule(const Checker& c, const Value&) {
   auto size = c.per_axis("output_size", 3);
   c.positive(size, "output_size");
   // A window spans at most ceil(in / out) + 1 input positions per axis.
-  const int64_t taps = (x.shape[2] / size[0] + 2) * (x.shape[3] / size[1] + 2) * (x.shape[4] / size[2] + 2);
-  if (taps > kMaxWindowTaps) c.fail("pooling windows of up to " + std::to_string(taps) + " values overflow the int32 sums");
+  if (window_taps({x.shape[2] / size[0] + 2, x.shape[3] / size[1] + 2, x.shape[4] / size[2] + 2}) > kMaxWindowTaps) {
+    c.fail("pooling windows of input " + shape_str(x.shape) + " to " + shape_str(size) + " overflow the int32 sums");
+  }
   return {x.shape[0], x.shape[1], size[0], size[1], size[2]};
 }
 
