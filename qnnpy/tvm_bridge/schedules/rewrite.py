@@ -3,13 +3,13 @@
 
 ``lower_integer`` writes a conv layer as ``R.nn.conv2d(x - z_x widened to int16, w)`` with int32
 accumulation: portable, and left by TVM's CPU pipeline as plain loops. Where the weight is a
-constant (the params bound into the module) and the conv is NCHW/OIHW with one group, this pass
+constant (the params bound into the module) and the conv is NCHW/OIHW, this pass
 writes it as an ``int8_gemm`` (weights packed here, once) minus z_x' colsum[f], which yields the
 same int32 sums: over the input itself for an unpadded stride-1 1x1 conv, over the packed input
 (its columns split by the stride) where the output rows fill 16-pixel vectors well
 (conv_gemm.implicit_gemm), over gathered columns otherwise; ``rules.Int8Gemm`` schedules the GEMM.
 A depthwise conv (one group per channel) becomes ``conv_gemm.depthwise`` over the centred, padded input,
-scheduled by ``rules.Depthwise``; other grouped convs keep TVM's conv2d. A matmul whose right operand
+scheduled by ``rules.Depthwise``; another grouped conv one such GEMM per group. A matmul whose right operand
 is a constant int8 weight (or its transpose) becomes ``linear_gemm.gemm_channels``, scheduled by
 ``rules.Int8Linear``.
 """
@@ -133,7 +133,7 @@ class _Int8LayersToGemm(relax.PyExprMutator):
         n, c, h, width = (int(d) for d in x.ty.shape)
         f, _, kh, kw = w.shape
         groups = int(attrs.groups)
-        if w.dtype != np.int8 or groups not in (1, c) or (groups == c and f != c):
+        if w.dtype != np.int8 or c % groups or f % groups or (groups == c and f != c):
             return call
         strides = tuple(int(s) for s in attrs.strides)
         dilation = tuple(int(d) for d in attrs.dilation)
@@ -150,6 +150,26 @@ class _Int8LayersToGemm(relax.PyExprMutator):
                              dilation, oh, out_width, primfunc_name_hint="depthwise",
                              primfunc_attrs={DEPTHWISE_ATTR: 1, "op_pattern": _OPAQUE})
             return R.strided_slice(acc, axes=[3], begin=[0], end=[ow])
+        if groups > 1:
+            # A grouped conv (ResNeXt, RegNet): one GEMM per group over its slice of the input channels, their sums
+            # concatenated along the output channels (each group's sums are its own, as in TVM's grouped conv2d).
+            cg, fg = c // groups, f // groups
+            parts = []
+            for g in range(groups):
+                part = bb.emit(R.strided_slice(x, axes=[1], begin=[g * cg], end=[(g + 1) * cg]))
+                parts.append(bb.emit(self._dense_conv(part, zero_point, w[g * fg:(g + 1) * fg], strides, padding,
+                                                      dilation, (oh, ow))))
+            return R.concat(parts, axis=1)
+        return self._dense_conv(x, zero_point, w, strides, padding, dilation, (oh, ow))
+
+    def _dense_conv(self, x: Any, zero_point: int, w: np.ndarray, strides: tuple[int, int],
+                    padding: tuple[int, int, int, int], dilation: tuple[int, int], out_hw: tuple[int, int]) -> Any:
+        """The int32 sums of one group's conv of the 8-bit ``x`` (zero point ``zero_point``) with the constant
+        ``w`` (F, C, KH, KW) as a GEMM: over the input itself, the packed input or gathered columns."""
+        bb = self.builder_
+        n, _, _, width = (int(d) for d in x.ty.shape)
+        f, _, kh, kw = w.shape
+        oh, ow = out_hw
         shifted_zero = conv_gemm.shifted_zero_point(x.ty.dtype, zero_point, self.signed)
         weight = relax.const(_packed_weight(w))
         if (kh, kw, *strides, *padding) == (1, 1, 1, 1, 0, 0, 0, 0):
