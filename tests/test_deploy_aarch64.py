@@ -149,3 +149,22 @@ def test_cross_options_are_refused_for_the_host(resnet18, tmp_path, capsys):
     code = cli.main(["build", str(resnet18 / "module"), "-o", str(tmp_path / "m.so"), "--no-dotprod"])
     assert code == cli.EXIT_USAGE
     assert "--no-dotprod are options of the cross targets" in capsys.readouterr().err
+
+
+def test_a_symbolic_length_runs_at_every_length_on_the_board(tmp_path):
+    """A torchao W8A8 MLP with a symbolic sequence length: one folder, its runner given inputs of lengths 1, 7 and
+    24 (the shapes come from the .npy files), each output the runtime's bit for bit."""
+    import torch
+    from torchao_models import quantized_mlp
+
+    from qnnpy import DynamicDim
+    from qnnpy.tvm_bridge.deploy import write_bundle
+
+    module = qnnpy.from_torch(quantized_mlp("w8a8_dynamic"), (torch.randn(1, 5, 64),),
+                              dynamic_dim=DynamicDim(axes=(1,), max=24))
+    folder = write_bundle(module, tmp_path / "folder", form="integer")
+    for length in (1, 7, 24):
+        x = np.random.default_rng(length).standard_normal((1, length, 64)).astype(np.float32)
+        np.save(tmp_path / "x.npy", x)
+        got = _run_on_board(folder, "max", tmp_path / "x.npy", tmp_path / f"y{length}.npy")
+        assert got.shape == (1, length, 64) and np.array_equal(got, module.run(x).dequantized), length
