@@ -74,6 +74,12 @@ def lower_max_pool2d(ctx: Context, island: Island) -> Any:
             index = np.clip(np.arange(-before, shape[axis] + after), 0, shape[axis] - 1).astype(np.int64)
             data = R.take(data, const(index, "int64"), axis=axis)
         padding = [0, 0, 0, 0]
+    elif any(padding) and not a.ceil_mode:
+        # The padding as values that never win (the dtype's minimum), written before the pool: the pool's loops
+        # then read in bounds without a condition per tap (the pad fuses into the producer's function).
+        top, left, bottom, right = padding
+        data = R.nn.pad(data, [0, 0, 0, 0, top, bottom, left, right], pad_value=float(dtype_range(island.out_dtype)[0]))
+        padding = [0, 0, 0, 0]
     return R.nn.max_pool2d(data, pool_size=a.pool_size, strides=a.strides, padding=padding, dilation=a.dilation,
                            ceil_mode=bool(a.ceil_mode))
 
