@@ -154,6 +154,18 @@ def test_an_avx2_target_takes_the_exact_pair_form_with_vpmaddwd():
     np.testing.assert_array_equal(runner(x), module.run(x, profile="fbgemm").dequantized)
 
 
+@pytest.mark.skipif(not _core.cpu_has_avx2(), reason="this CPU has no AVX2")
+def test_an_avx2_target_computes_the_linears_in_pairs_with_vpmaddwd():
+    """The linears' pair form: 16 channels x 2 pair sums per step, four vpmaddwd, the pairs added after the GEMM."""
+    target = tvm_bridge.to_target("llvm -mcpu=znver3")
+    module, x = _linear_module("wide_linear")
+    lowered = scheduled_pipeline(target)(tvm_bridge.relax_module(module, "integer", "fbgemm", bind_params=True))
+    linears = [f for gv, f in lowered.functions_items() if gv.name_hint.startswith("int8_linear")]
+    assert len(linears) == 1 and linears[0].script().count("llvm.x86.avx2.pmadd.wd") >= 1
+    runner = tvm_bridge.build(module, form="integer", profile="fbgemm", target=target)
+    np.testing.assert_array_equal(runner(x), module.run(x, profile="fbgemm").dequantized)
+
+
 def test_without_rules_the_convs_stay_tvm_conv2d():
     module, x = _conv_module("implicit_3x3")
     runner = tvm_bridge.build(module, form="integer", profile="fbgemm", rules=False)

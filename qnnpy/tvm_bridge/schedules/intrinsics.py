@@ -29,6 +29,7 @@ VNNI_CHANNELS = "qnnpy_vnni_u8s8_16x4_channels"
 AVXVNNI_PIXELS = "qnnpy_avxvnni_u8s8_16x4_pixels"
 AVXVNNI_CHANNELS = "qnnpy_avxvnni_u8s8_16x4_channels"
 AVX2_PAIRS = "qnnpy_avx2_u8s8_4x2x2_pairs"
+AVX2_CHANNEL_PAIRS = "qnnpy_avx2_u8s8_16x2x2_channel_pairs"
 SDOT_PIXELS = "qnnpy_sdot_s8s8_16x4_pixels"
 SDOT_CHANNELS = "qnnpy_sdot_s8s8_16x4_channels"
 LANES = 16
@@ -181,6 +182,34 @@ def _pairs_avx2(A: T.Buffer((4, 4), "uint8", offset_factor=1), B: T.Buffer((4,),
             T.llvm_lookup_intrinsic_id("llvm.x86.avx2.pmadd.wd"), activations, weights, dtype="int32x8")
 
 
+# The linears' AVX2 form: 16 channels x 2 pair sums (32 int32, four ymm), each quarter one vpmaddwd of 4 channels'
+# 16 weight bytes widened to int16 against the 4 activation bytes, widened and repeated.
+@T.prim_func(s_tir=True)
+def _channel_pairs_desc(A: T.Buffer((4,), "uint8", offset_factor=1), B: T.Buffer((16, 4), "int8", offset_factor=1),
+                        C: T.Buffer((16, 2), "int32", offset_factor=1)) -> None:
+    with T.sblock("root"):
+        T.reads(C[0:16, 0:2], A[0:4], B[0:16, 0:4])
+        T.writes(C[0:16, 0:2])
+        for i, h, k in T.grid(16, 2, 2):
+            with T.sblock("update"):
+                vi, vh, vk = T.axis.remap("SSR", [i, h, k])
+                C[vi, vh] = C[vi, vh] + T.cast(A[vh * 2 + vk], "int32") * T.cast(B[vi, vh * 2 + vk], "int32")
+
+
+@T.prim_func(s_tir=True)
+def _channel_pairs_avx2(A: T.Buffer((4,), "uint8", offset_factor=1), B: T.Buffer((16, 4), "int8", offset_factor=1),
+                        C: T.Buffer((16, 2), "int32", offset_factor=1)) -> None:
+    with T.sblock("root"):
+        T.reads(C[0:16, 0:2], A[0:4], B[0:16, 0:4])
+        T.writes(C[0:16, 0:2])
+        activations = T.Cast("int16x16", T.reinterpret(
+            T.broadcast(T.reinterpret(A.vload([0], "uint8x4"), dtype="int32"), 4), dtype="uint8x16"))
+        for q in T.unroll(4):
+            C[q * 4, T.ramp(T.int32(0), 1, 8)] = C.vload([q * 4, 0], "int32x8") + T.call_llvm_pure_intrin(
+                T.llvm_lookup_intrinsic_id("llvm.x86.avx2.pmadd.wd"), T.Cast("int16x16", B.vload([q * 4, 0], "int8x16")),
+                activations, dtype="int32x8")
+
+
 @functools.cache
 def _register() -> None:
     TensorIntrin.register(VNNI_PIXELS, _pixels_desc_of("uint8"), _pixels_vnni)
@@ -188,6 +217,7 @@ def _register() -> None:
     TensorIntrin.register(AVXVNNI_PIXELS, _pixels_desc_of("uint8"), _pixels_avxvnni)
     TensorIntrin.register(AVXVNNI_CHANNELS, _channels_desc_of("uint8"), _channels_avxvnni)
     TensorIntrin.register(AVX2_PAIRS, _pairs_desc, _pairs_avx2)
+    TensorIntrin.register(AVX2_CHANNEL_PAIRS, _channel_pairs_desc, _channel_pairs_avx2)
     TensorIntrin.register(SDOT_PIXELS, _pixels_desc_of("int8"), _pixels_sdot)
     TensorIntrin.register(SDOT_CHANNELS, _channels_desc_of("int8"), _channels_sdot)
 
@@ -215,14 +245,15 @@ def signed_activations(target: Any) -> bool:
             and bool(attrs.get("feature.has_dotprod", False)))
 
 
-def pairs_intrinsic(target: Any) -> str | None:
+def pairs_intrinsic(target: Any, over: str = "pixels") -> str | None:
     """Where ``target`` has AVX2 but no VNNI of either kind: the intrinsic of the pair-sum GEMM
-    (``vpmaddwd`` on bytes widened to int16: 4 pixels x 2 sums of 2 products each, exact, where
-    ``vpmaddubsw`` would saturate), else None."""
+    (``vpmaddwd`` on bytes widened to int16, exact, where ``vpmaddubsw`` would saturate; ``over`` "pixels": 4
+    pixels x 2 sums of 2 products each, the convs; "channels": 16 channels x 2 such sums, the linears), else
+    None."""
     if vnni_kind(target) is not None or str(target.kind.name) != "llvm" or not codegen.target_has_features("avx2", target):
         return None
     _register()
-    return AVX2_PAIRS
+    return {"pixels": AVX2_PAIRS, "channels": AVX2_CHANNEL_PAIRS}[over]
 
 
 def dot_intrinsic(target: Any, over: str = "pixels") -> str | None:

@@ -34,11 +34,18 @@ def pack_rows(x: te.Tensor, zero_point: int, rows: int, depth: int, signed: bool
     return te.compute((rows, depth // 4, 4), value, name="packed_rows")
 
 
-def gemm_channels(rows: te.Tensor, weight: te.Tensor) -> te.Tensor:
-    """acc[m, n16, i] = sum_{k4, j} rows[m, k4, j] * weight[n16, k4, i, j] in int32 (weight (N/16, K4, 16, 4))."""
+def gemm_channels(rows: te.Tensor, weight: te.Tensor, pairs: bool = False) -> te.Tensor:
+    """acc[m, n16, i] = sum_{k4, j} rows[m, k4, j] * weight[n16, k4, i, j] in int32 (weight (N/16, K4, 16, 4)); with
+    ``pairs`` (the AVX2 form) the sums of bytes (0, 1) and (2, 3) stay apart in a last axis of 2, to be added by
+    the caller (as conv_gemm's)."""
     m, k4, _ = (int(d) for d in rows.shape)
     blocks = int(weight.shape[0])
     rk = te.reduce_axis((0, k4), "k4")
+    if pairs:
+        rp = te.reduce_axis((0, 2), "j")
+        return te.compute((m, blocks, LANES, 2), lambda r, b, i, h: te.sum(
+            rows[r, rk, h * 2 + rp].astype("int32") * weight[b, rk, i, h * 2 + rp].astype("int32"), axis=[rk, rp]),
+            name="int8_linear")
     rj = te.reduce_axis((0, 4), "j")
     return te.compute((m, blocks, LANES), lambda r, b, i: te.sum(
         rows[r, rk, rj].astype("int32") * weight[b, rk, i, rj].astype("int32"), axis=[rk, rj]), name="int8_linear")

@@ -98,6 +98,13 @@ def _packed_linear_weight(w: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(padded.reshape(blocks, intrinsics.LANES, k4, 4).transpose(0, 2, 1, 3))
 
 
+def _pair_sums_added(acc: Any) -> Any:
+    """A GEMM's sums in the AVX2 pair form (a last axis of 2) added into one."""
+    last = len(acc.ty.shape) - 1
+    halves = [R.squeeze(R.strided_slice(acc, axes=[last], begin=[i], end=[i + 1]), [last]) for i in (0, 1)]
+    return R.add(*halves)
+
+
 @relax.expr_functor.mutator
 class _Int8LayersToGemm(relax.PyExprMutator):
     def __init__(self, mod: Any, pairs: bool, signed: bool):
@@ -109,11 +116,7 @@ class _Int8LayersToGemm(relax.PyExprMutator):
         attrs = {GEMM_ATTR: 1, "op_pattern": _OPAQUE, **({PAIRS_ATTR: 1} if self.pairs else {})}
         acc = self.builder_.emit_te(compute, *args, pairs=self.pairs, primfunc_name_hint="int8_gemm",
                                     primfunc_attrs=attrs)
-        if not self.pairs:
-            return acc
-        last = len(acc.ty.shape) - 1
-        halves = [R.squeeze(R.strided_slice(acc, axes=[last], begin=[i], end=[i + 1]), [last]) for i in (0, 1)]
-        return R.add(*halves)
+        return _pair_sums_added(acc) if self.pairs else acc
 
     def visit_call_(self, call: Any) -> Any:
         call = super().visit_call_(call)
@@ -213,8 +216,11 @@ class _Int8LayersToGemm(relax.PyExprMutator):
         bb = self.builder_
         packed = bb.emit_te(linear_gemm.pack_rows, x, zero_point, rows, packed_weight.shape[1] * 4, self.signed,
                             primfunc_name_hint="packed_rows")
-        acc = bb.emit_te(linear_gemm.gemm_channels, packed, relax.const(packed_weight),
-                         primfunc_name_hint="int8_linear", primfunc_attrs={LINEAR_ATTR: 1, "op_pattern": _OPAQUE})
+        attrs = {LINEAR_ATTR: 1, "op_pattern": _OPAQUE, **({PAIRS_ATTR: 1} if self.pairs else {})}
+        acc = bb.emit_te(linear_gemm.gemm_channels, packed, relax.const(packed_weight), self.pairs,
+                         primfunc_name_hint="int8_linear", primfunc_attrs=attrs)
+        if self.pairs:
+            acc = _pair_sums_added(acc)
         acc = R.reshape(acc, (rows, packed_weight.shape[0] * intrinsics.LANES))
         acc = bb.emit(R.reshape(R.strided_slice(acc, axes=[1], begin=[0], end=[channels]), (*shape[:-1], channels)))
         shifted_zero = conv_gemm.shifted_zero_point(x.ty.dtype, zero_point, self.signed)

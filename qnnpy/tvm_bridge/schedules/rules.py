@@ -119,13 +119,16 @@ class Int8Gemm(CPUScheduleRule):
 class Int8Linear(CPUScheduleRule):
     """linear_gemm.gemm_channels: per task up to 4 rows x 4 blocks of 16 channels (16 vectors of sums; one
     row x 16 blocks for a single token), the reduction outside the tile, the 16-channel x 4-byte step
-    tensorized with ``vpdpbusd`` on AVX-512 VNNI, else vectorized over 16 int32 lanes."""
+    tensorized with ``vpdpbusd`` (VNNI) or ``sdot`` (AArch64), with four ``vpmaddwd`` in the AVX2 pair form, else
+    vectorized over 16 int32 lanes."""
 
     def apply(self, func: tirx.PrimFunc, target: Any, _tunable: bool) -> s_tir.Schedule | None:
         if not self.is_target_available(target) or func.attrs is None or LINEAR_ATTR not in func.attrs:
             return None
         sch = s_tir.Schedule(func)
         block = sch.get_sblock("int8_linear")
+        if PAIRS_ATTR in func.attrs:
+            return self._pairs(sch, block, target)
         m, blocks, lane, k4, j = sch.get_loops(block)
         rows = int(sch.get(m).extent)
         m_block = next(b for b in (4, 2, 1) if rows % b == 0)
@@ -139,6 +142,20 @@ class Int8Linear(CPUScheduleRule):
         sch.unroll(m_in)
         sch.unroll(b_in)
         _vector_step(sch, block, k4, lane, j, dot_intrinsic(target, "channels"))
+        return sch
+
+    @staticmethod
+    def _pairs(sch: s_tir.Schedule, block: Any, target: Any) -> s_tir.Schedule:
+        """The AVX2 pair form: per task up to 2 rows x 1 block of 16 channels (8 ymm registers of pair sums), each
+        16-channel x 4-byte step four ``vpmaddwd`` (intrinsics.pairs_intrinsic)."""
+        m, blocks, lane, half, k4, j = sch.get_loops(block)
+        m_out, m_in = sch.split(m, [None, next(b for b in (2, 1) if int(sch.get(m).extent) % b == 0)])
+        sch.reorder(m_out, blocks, k4, m_in, lane, half, j)
+        sch.parallel(sch.fuse(m_out, blocks))
+        sch.unroll(m_in)
+        init = sch.decompose_reduction(block, k4)
+        sch.tensorize(lane, pairs_intrinsic(target, "channels"))
+        sch.vectorize(sch.fuse(*sch.get_loops(init)[-2:]))
         return sch
 
 
