@@ -143,25 +143,15 @@ def test_an_avx_vnni_target_tensorizes_with_two_ymm_vpdpbusd():
 
 
 @pytest.mark.skipif(not _core.cpu_has_avx2(), reason="this CPU has no AVX2")
-def test_an_avx2_target_takes_the_exact_pair_form_with_vpmaddwd():
-    """Without VNNI: pairs of u8 x s8 products summed by vpmaddwd on int16 (no vpmaddubsw saturation)."""
+@pytest.mark.parametrize("layer, function", [("conv", "int8_gemm"), ("linear", "int8_linear")])
+def test_an_avx2_target_takes_the_exact_pair_form_with_vpmaddwd(layer, function):
+    """Without VNNI: pairs of u8 x s8 products summed by vpmaddwd on int16 (no vpmaddubsw saturation), the pairs
+    added after the GEMM: 4 pixels x 2 sums per step for a conv, 16 channels x 2 sums for a linear."""
     target = tvm_bridge.to_target("llvm -mcpu=znver3")
-    module, x = _conv_module("implicit_3x3")
+    module, x = _conv_module("implicit_3x3") if layer == "conv" else _linear_module("wide_linear")
     lowered = scheduled_pipeline(target)(tvm_bridge.relax_module(module, "integer", "fbgemm", bind_params=True))
-    gemms = [f for gv, f in lowered.functions_items() if gv.name_hint.startswith("int8_gemm")]
+    gemms = [f for gv, f in lowered.functions_items() if gv.name_hint.startswith(function)]
     assert len(gemms) == 1 and "llvm.x86.avx2.pmadd.wd" in gemms[0].script()
-    runner = tvm_bridge.build(module, form="integer", profile="fbgemm", target=target)
-    np.testing.assert_array_equal(runner(x), module.run(x, profile="fbgemm").dequantized)
-
-
-@pytest.mark.skipif(not _core.cpu_has_avx2(), reason="this CPU has no AVX2")
-def test_an_avx2_target_computes_the_linears_in_pairs_with_vpmaddwd():
-    """The linears' pair form: 16 channels x 2 pair sums per step, four vpmaddwd, the pairs added after the GEMM."""
-    target = tvm_bridge.to_target("llvm -mcpu=znver3")
-    module, x = _linear_module("wide_linear")
-    lowered = scheduled_pipeline(target)(tvm_bridge.relax_module(module, "integer", "fbgemm", bind_params=True))
-    linears = [f for gv, f in lowered.functions_items() if gv.name_hint.startswith("int8_linear")]
-    assert len(linears) == 1 and linears[0].script().count("llvm.x86.avx2.pmadd.wd") >= 1
     runner = tvm_bridge.build(module, form="integer", profile="fbgemm", target=target)
     np.testing.assert_array_equal(runner(x), module.run(x, profile="fbgemm").dequantized)
 
