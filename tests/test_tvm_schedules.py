@@ -163,15 +163,17 @@ def test_without_rules_the_convs_stay_tvm_conv2d():
     assert "int8_gemm" not in runner.relax_module.script()
 
 
+@pytest.mark.parametrize("target", ["host", AVX2])
 @pytest.mark.parametrize("name, shape", [("resnet18", (1, 3, 32, 32)), ("linear_on_rank4", (1, 3, 12, 10))])
-def test_int8_activations_of_the_xnnpack_quantizer(name, shape):
-    """Signed activations: the columns and rows hold x + 128 and the zero point moves with them."""
+def test_int8_activations_of_the_xnnpack_quantizer(name, shape, target):
+    """Signed activations: the columns and rows hold x + 128 and the zero point moves with them (in the pair form
+    on the AVX2 target too)."""
     from pt2e_models import inputs, pt2e
 
     gm = pt2e(name, "xnnpack", shape=shape)
     x = inputs(1, seed=3, shape=shape)[0]
     module = qnnpy.from_torch(gm, (x,))
-    runner = tvm_bridge.build(module, form="integer", profile="fbgemm")
+    runner = tvm_bridge.build(module, form="integer", profile="fbgemm", target=target)
     ours = module.run(x.numpy(), profile="fbgemm").dequantized
     np.testing.assert_array_equal(runner(x.numpy()), ours)
 
