@@ -86,12 +86,14 @@ def test_every_gemm_path_with_sdot_equals_the_runtime(tmp_path):
     (int8 activations, packed as they are: sdot's bytes are signed), compiled for AArch64 with dotprod and run
     under qemu -cpu max: the runtime's results bit for bit."""
     from pt2e_models import inputs, pt2e
+    from test_tvm_lowering import _op_case
     from test_tvm_schedules import CONVS, _conv_module, _linear_module
 
     from qnnpy.tvm_bridge.deploy import export_model, write_bundle
 
     cases = {name: _conv_module(name) for name in sorted(CONVS)}
     cases.update({name: _linear_module(name) for name in ("wide_linear", "linear_on_rank4")})
+    cases["conv_transpose2d"] = _op_case("conv_transpose2d")
     gm = pt2e("resnet18", "xnnpack", shape=(1, 3, 32, 32))
     x = inputs(1, seed=3, shape=(1, 3, 32, 32))[0]
     cases["xnnpack_resnet18"] = (qnnpy.from_torch(gm, (x,)), x.numpy())

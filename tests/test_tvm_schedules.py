@@ -92,6 +92,20 @@ def test_linear_layers_equal_the_runtime(name, linears, target):
     assert sum(f.startswith("int8_linear") for f in _rewritten_to(module)) == linears
 
 
+@pytest.mark.parametrize("target", [VNNI, AVXVNNI, AVX2])
+def test_a_transposed_conv_is_the_gemm_of_its_spread_input(target):
+    """The op case's stride-2 transposed conv with output padding becomes a GEMM over its input spread by the
+    stride (its grouped, dilated one stays TVM's conv2d_transpose); equal to the runtime."""
+    from test_tvm_lowering import _op_case
+
+    module, x = _op_case("conv_transpose2d")
+    rewritten = Int8LayersToGemm()(tvm_bridge.relax_module(module, "integer", "fbgemm", bind_params=True))
+    names = [gv.name_hint for gv, _ in rewritten.functions_items()]
+    assert "spread_input" in names and sum(n.startswith("int8_gemm") for n in names) == 2  # the first conv's too
+    runner = tvm_bridge.build(module, form="integer", profile="fbgemm", target=target)
+    np.testing.assert_array_equal(runner(x), module.run(x, profile="fbgemm").dequantized)
+
+
 @pytest.mark.parametrize("profile", ["int32_bias", "fixed_point", "x86", "onednn_amx"])
 def test_every_requantization_follows_the_gemm(profile):
     module, x = _conv_module("implicit_3x3")

@@ -151,6 +151,20 @@ def gemm(cols: te.Tensor, weight: te.Tensor, pairs: bool = False) -> te.Tensor:
     return _reduced((n, channels, pixels), value, pairs, "int8_gemm")
 
 
+def spread_input(x: te.Tensor, zero_point: int, strides: tuple[int, int]) -> te.Tensor:
+    """x (N, C, H, W) with stride - 1 zero points between its pixels along H and W: ((H-1)*sy + 1, (W-1)*sx + 1),
+    the input of the conv a transposed conv equals (a zero point is a centred 0)."""
+    n, c, h, w = (int(d) for d in x.shape)
+    sy, sx = strides
+
+    def value(b: Any, ch: Any, y: Any, q: Any) -> Any:
+        on_grid = tirx.all(y % sy == 0, q % sx == 0)
+        return tirx.if_then_else(on_grid, x[b, ch, clamped_index(y // sy, h), clamped_index(q // sx, w)],
+                                 tirx.const(zero_point, x.dtype))
+
+    return te.compute((n, c, (h - 1) * sy + 1, (w - 1) * sx + 1), value, name="spread_input")
+
+
 def pad_centered(x: te.Tensor, zero_point: int, padding: tuple[int, int, int, int], width: int,
                  phases: int) -> te.Tensor:
     """x - z_x as int16 with 0 in the padding, its columns split by ``phases`` (the conv's horizontal stride):

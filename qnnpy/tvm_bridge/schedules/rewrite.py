@@ -9,7 +9,8 @@ same int32 sums: over the input itself for an unpadded stride-1 1x1 conv, over t
 (its columns split by the stride) where the output rows fill 16-pixel vectors well
 (conv_gemm.implicit_gemm), over gathered columns otherwise; ``rules.Int8Gemm`` schedules the GEMM.
 A depthwise conv (one group per channel) becomes ``conv_gemm.depthwise`` over the centred, padded input,
-scheduled by ``rules.Depthwise``; another grouped conv one such GEMM per group. A matmul whose right operand
+scheduled by ``rules.Depthwise``; another grouped conv one such GEMM per group; a transposed conv (one group) the
+conv it equals over its input spread by the stride. A matmul whose right operand
 is a constant int8 weight (or its transpose) becomes ``linear_gemm.gemm_channels``, scheduled by
 ``rules.Int8Linear``.
 """
@@ -122,6 +123,8 @@ class _Int8LayersToGemm(relax.PyExprMutator):
         call = super().visit_call_(call)
         if call.op == tvm.ir.Op.get("relax.matmul"):
             return self._linear(call)
+        if call.op == tvm.ir.Op.get("relax.nn.conv2d_transpose"):
+            return self._transposed(call)
         if call.op != tvm.ir.Op.get("relax.nn.conv2d"):
             return call
         attrs = call.attrs
@@ -164,6 +167,36 @@ class _Int8LayersToGemm(relax.PyExprMutator):
                                                       dilation, (oh, ow))))
             return R.concat(parts, axis=1)
         return self._dense_conv(x, zero_point, w, strides, padding, dilation, (oh, ow))
+
+    def _transposed(self, call: Any) -> Any:
+        """A transposed conv with one group as the conv it equals: over the input with stride - 1 zero points inserted
+        between its pixels (centred values 0), padded by dilation * (kernel - 1) - padding (plus the output padding
+        after), with the kernel flipped and its in / out channels swapped, stride 1; refused (kept TVM's) where that
+        padding would be negative."""
+        attrs = call.attrs
+        if (str(attrs.data_layout) != "NCHW" or str(attrs.kernel_layout) != "IOHW" or str(attrs.out_dtype) != "int32"
+                or int(attrs.groups) != 1 or not isinstance(call.args[1], tvm.ir.expr.Constant)):
+            return call
+        centered = _centered_input(self, call.args[0])
+        w = call.args[1].value.numpy()
+        if centered is None or w.dtype != np.int8:
+            return call
+        x, zero_point = centered
+        _, _, kh, kw = w.shape
+        strides = tuple(int(v) for v in attrs.strides)
+        dilation = tuple(int(v) for v in attrs.dilation)
+        top, left, bottom, right = (int(v) for v in attrs.padding)
+        extra_h, extra_w = (int(v) for v in attrs.output_padding)
+        padding = (dilation[0] * (kh - 1) - top, dilation[1] * (kw - 1) - left,
+                   dilation[0] * (kh - 1) - bottom + extra_h, dilation[1] * (kw - 1) - right + extra_w)
+        if min(padding) < 0:
+            return call
+        spread = self.builder_.emit_te(conv_gemm.spread_input, x, zero_point, strides, primfunc_name_hint="spread_input")
+        flipped = np.ascontiguousarray(w.transpose(1, 0, 2, 3)[:, :, ::-1, ::-1])
+        _, _, h, width = (int(d) for d in spread.ty.shape)
+        oh = h + padding[0] + padding[2] - dilation[0] * (kh - 1)
+        ow = width + padding[1] + padding[3] - dilation[1] * (kw - 1)
+        return self._dense_conv(spread, zero_point, flipped, (1, 1), padding, dilation, (oh, ow))
 
     def _dense_conv(self, x: Any, zero_point: int, w: np.ndarray, strides: tuple[int, int],
                     padding: tuple[int, int, int, int], dilation: tuple[int, int], out_hw: tuple[int, int]) -> Any:
