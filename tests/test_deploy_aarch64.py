@@ -93,7 +93,7 @@ def test_every_gemm_path_with_sdot_equals_the_runtime(tmp_path):
 
     cases = {name: _conv_module(name) for name in sorted(CONVS)}
     cases.update({name: _linear_module(name) for name in ("wide_linear", "linear_on_rank4")})
-    cases["conv_transpose2d"] = _op_case("conv_transpose2d")
+    cases.update({name: _op_case(name) for name in ("conv_transpose2d", "conv3d")})
     gm = pt2e("resnet18", "xnnpack", shape=(1, 3, 32, 32))
     x = inputs(1, seed=3, shape=(1, 3, 32, 32))[0]
     cases["xnnpack_resnet18"] = (qnnpy.from_torch(gm, (x,)), x.numpy())

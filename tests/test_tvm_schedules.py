@@ -106,6 +106,21 @@ def test_a_transposed_conv_is_the_gemm_of_its_spread_input(target):
     np.testing.assert_array_equal(runner(x), module.run(x, profile="fbgemm").dequantized)
 
 
+@pytest.mark.parametrize("target", [VNNI, AVXVNNI, AVX2])
+def test_a_conv3d_is_the_gemm_of_its_depth_taps(target):
+    """The op case's conv3d (strides, padding, dilation) and grouped conv3d (depth padding) become GEMMs over the
+    depth taps of each output frame, as the runtime computes them; equal to the runtime."""
+    from test_tvm_lowering import _op_case
+
+    module, x = _op_case("conv3d")
+    rewritten = Int8LayersToGemm()(tvm_bridge.relax_module(module, "integer", "fbgemm", bind_params=True))
+    names = [gv.name_hint for gv, _ in rewritten.functions_items()]
+    assert sum(n.startswith("depth_taps") for n in names) == 2 and any(n.startswith("int8_gemm") for n in names)
+    assert "R.nn.conv3d(" not in rewritten.script()
+    runner = tvm_bridge.build(module, form="integer", profile="fbgemm", target=target)
+    np.testing.assert_array_equal(runner(x), module.run(x, profile="fbgemm").dequantized)
+
+
 @pytest.mark.parametrize("profile", ["int32_bias", "fixed_point", "x86", "onednn_amx"])
 def test_every_requantization_follows_the_gemm(profile):
     module, x = _conv_module("implicit_3x3")

@@ -151,6 +151,21 @@ def gemm(cols: te.Tensor, weight: te.Tensor, pairs: bool = False) -> te.Tensor:
     return _reduced((n, channels, pixels), value, pairs, "int8_gemm")
 
 
+def depth_taps(x: te.Tensor, zero_point: int, kernel_depth: int, stride: int, front: int, dilation: int,
+               frames: int) -> te.Tensor:
+    """x (N, C, D, H, W) as the images of a conv3d's output frames: (N * frames, C * kernel_depth, H, W), image
+    b * frames + o holding at channel c * kernel_depth + t the input frame o * stride - front + t * dilation of
+    channel c, the zero point (a centred 0) where that frame is in the padding."""
+    n, c, d, h, w = (int(v) for v in x.shape)
+
+    def value(image: Any, channel: Any, y: Any, q: Any) -> Any:
+        frame = (image % frames) * stride - front + (channel % kernel_depth) * dilation
+        v = x[image // frames, channel // kernel_depth, clamped_index(frame, d), y, q]
+        return tirx.if_then_else(tirx.all(frame >= 0, frame < d), v, tirx.const(zero_point, x.dtype))
+
+    return te.compute((n * frames, c * kernel_depth, h, w), value, name="depth_taps")
+
+
 def spread_input(x: te.Tensor, zero_point: int, strides: tuple[int, int]) -> te.Tensor:
     """x (N, C, H, W) with stride - 1 zero points between its pixels along H and W: ((H-1)*sy + 1, (W-1)*sx + 1),
     the input of the conv a transposed conv equals (a zero point is a centred 0)."""

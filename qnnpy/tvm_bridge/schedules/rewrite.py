@@ -10,7 +10,7 @@ same int32 sums: over the input itself for an unpadded stride-1 1x1 conv, over t
 (conv_gemm.implicit_gemm), over gathered columns otherwise; ``rules.Int8Gemm`` schedules the GEMM.
 A depthwise conv (one group per channel) becomes ``conv_gemm.depthwise`` over the centred, padded input,
 scheduled by ``rules.Depthwise``; another grouped conv one such GEMM per group; a transposed conv (one group) the
-conv it equals over its input spread by the stride. A matmul whose right operand
+conv it equals over its input spread by the stride; a conv3d the conv2d of its output frames' depth taps. A matmul whose right operand
 is a constant int8 weight (or its transpose) becomes ``linear_gemm.gemm_channels``, scheduled by
 ``rules.Int8Linear``.
 """
@@ -125,6 +125,8 @@ class _Int8LayersToGemm(relax.PyExprMutator):
             return self._linear(call)
         if call.op == tvm.ir.Op.get("relax.nn.conv2d_transpose"):
             return self._transposed(call)
+        if call.op == tvm.ir.Op.get("relax.nn.conv3d"):
+            return self._conv3d(call)
         if call.op != tvm.ir.Op.get("relax.nn.conv2d"):
             return call
         attrs = call.attrs
@@ -135,15 +137,48 @@ class _Int8LayersToGemm(relax.PyExprMutator):
         if centered is None:
             return call
         x, zero_point = centered
+        conv = self._conv2d(x, zero_point, call.args[1].value.numpy(), tuple(int(s) for s in attrs.strides),
+                            tuple(int(p) for p in attrs.padding), tuple(int(d) for d in attrs.dilation),
+                            int(attrs.groups))
+        return call if conv is None else conv
+
+    def _conv3d(self, call: Any) -> Any:
+        """A conv3d (the integer form's NCDHW / OIDHW) as the conv2d the runtime computes (src/runtime/conv3d.h): one
+        image per output frame, whose channels are each input channel's depth taps (conv_gemm.depth_taps); the
+        kernel's depth becomes part of its input channels; the frames back in place after."""
+        attrs = call.attrs
+        if (str(attrs.data_layout) != "NCDHW" or str(attrs.kernel_layout) != "OIDHW"
+                or str(attrs.out_dtype) != "int32" or not isinstance(call.args[1], tvm.ir.expr.Constant)):
+            return call
+        centered = _centered_input(self, call.args[0])
         w = call.args[1].value.numpy()
+        if centered is None or w.dtype != np.int8:
+            return call
+        x, zero_point = centered
+        n, _, d, _, _ = (int(v) for v in x.ty.shape)
+        f, cg, kd, kh, kw = w.shape
+        sd, sh, sw = (int(v) for v in attrs.strides)
+        front, top, left, back, bottom, right = (int(v) for v in attrs.padding)
+        dd, dh, dw = (int(v) for v in attrs.dilation)
+        frames = (d + front + back - dd * (kd - 1) - 1) // sd + 1
+        taps = self.builder_.emit_te(conv_gemm.depth_taps, x, zero_point, kd, sd, front, dd, frames,
+                                     primfunc_name_hint="depth_taps")
+        conv = self._conv2d(taps, zero_point, w.reshape(f, cg * kd, kh, kw), (sh, sw), (top, left, bottom, right),
+                            (dh, dw), int(attrs.groups))
+        if conv is None:
+            return call
+        acc = self.builder_.emit(conv)
+        _, _, oh, ow = (int(v) for v in acc.ty.shape)
+        return R.permute_dims(R.reshape(acc, (n, frames, f, oh, ow)), [0, 2, 1, 3, 4])
+
+    def _conv2d(self, x: Any, zero_point: int, w: np.ndarray, strides: tuple[int, int],
+                padding: tuple[int, int, int, int], dilation: tuple[int, int], groups: int) -> Any:
+        """The int32 sums of an int8 conv2d of the 8-bit ``x`` as this pass's GEMMs (depthwise, one per group, or one
+        over all channels), or None where none applies (the caller keeps TVM's conv)."""
         n, c, h, width = (int(d) for d in x.ty.shape)
         f, _, kh, kw = w.shape
-        groups = int(attrs.groups)
         if w.dtype != np.int8 or c % groups or f % groups or (groups == c and f != c):
-            return call
-        strides = tuple(int(s) for s in attrs.strides)
-        dilation = tuple(int(d) for d in attrs.dilation)
-        padding = tuple(int(p) for p in attrs.padding)
+            return None
         oh = (h + padding[0] + padding[2] - dilation[0] * (kh - 1) - 1) // strides[0] + 1
         ow = (width + padding[1] + padding[3] - dilation[1] * (kw - 1) - 1) // strides[1] + 1
         bb = self.builder_
