@@ -129,32 +129,37 @@ class _Int8LayersToGemm(relax.PyExprMutator):
             return self._conv3d(call)
         if call.op != tvm.ir.Op.get("relax.nn.conv2d"):
             return call
+        layer = self._int8_layer(call, "NCHW", "OIHW")
+        if layer is None:
+            return call
+        x, zero_point, w = layer
         attrs = call.attrs
-        if (str(attrs.data_layout) != "NCHW" or str(attrs.kernel_layout) != "OIHW"
-                or str(attrs.out_dtype) != "int32" or not isinstance(call.args[1], tvm.ir.expr.Constant)):
-            return call
-        centered = _centered_input(self, call.args[0])
-        if centered is None:
-            return call
-        x, zero_point = centered
-        conv = self._conv2d(x, zero_point, call.args[1].value.numpy(), tuple(int(s) for s in attrs.strides),
-                            tuple(int(p) for p in attrs.padding), tuple(int(d) for d in attrs.dilation),
-                            int(attrs.groups))
+        conv = self._conv2d(x, zero_point, w, tuple(int(s) for s in attrs.strides), tuple(int(p) for p in attrs.padding),
+                            tuple(int(d) for d in attrs.dilation), int(attrs.groups))
         return call if conv is None else conv
+
+    def _int8_layer(self, call: Any, data_layout: str, kernel_layout: str) -> tuple[Any, int, np.ndarray] | None:
+        """(x, z_x, w) of lower_integer's conv of ``x - z_x`` (an 8-bit x) with a constant int8 weight ``w`` in these
+        layouts and int32 sums, else None."""
+        attrs = call.attrs
+        if (str(attrs.data_layout) != data_layout or str(attrs.kernel_layout) != kernel_layout
+                or str(attrs.out_dtype) != "int32" or not isinstance(call.args[1], tvm.ir.expr.Constant)):
+            return None
+        centered = _centered_input(self, call.args[0])
+        w = call.args[1].value.numpy()
+        if centered is None or w.dtype != np.int8:
+            return None
+        return centered[0], centered[1], w
 
     def _conv3d(self, call: Any) -> Any:
         """A conv3d (the integer form's NCDHW / OIDHW) as the conv2d the runtime computes (src/runtime/conv3d.h): one
         image per output frame, whose channels are each input channel's depth taps (conv_gemm.depth_taps); the
         kernel's depth becomes part of its input channels; the frames back in place after."""
+        layer = self._int8_layer(call, "NCDHW", "OIDHW")
+        if layer is None:
+            return call
+        x, zero_point, w = layer
         attrs = call.attrs
-        if (str(attrs.data_layout) != "NCDHW" or str(attrs.kernel_layout) != "OIDHW"
-                or str(attrs.out_dtype) != "int32" or not isinstance(call.args[1], tvm.ir.expr.Constant)):
-            return call
-        centered = _centered_input(self, call.args[0])
-        w = call.args[1].value.numpy()
-        if centered is None or w.dtype != np.int8:
-            return call
-        x, zero_point = centered
         n, _, d, _, _ = (int(v) for v in x.ty.shape)
         f, cg, kd, kh, kw = w.shape
         sd, sh, sw = (int(v) for v in attrs.strides)
@@ -208,15 +213,11 @@ class _Int8LayersToGemm(relax.PyExprMutator):
         between its pixels (centred values 0), padded by dilation * (kernel - 1) - padding (plus the output padding
         after), with the kernel flipped and its in / out channels swapped, stride 1; refused (kept TVM's) where that
         padding would be negative."""
+        layer = self._int8_layer(call, "NCHW", "IOHW")
         attrs = call.attrs
-        if (str(attrs.data_layout) != "NCHW" or str(attrs.kernel_layout) != "IOHW" or str(attrs.out_dtype) != "int32"
-                or int(attrs.groups) != 1 or not isinstance(call.args[1], tvm.ir.expr.Constant)):
+        if layer is None or int(attrs.groups) != 1:
             return call
-        centered = _centered_input(self, call.args[0])
-        w = call.args[1].value.numpy()
-        if centered is None or w.dtype != np.int8:
-            return call
-        x, zero_point = centered
+        x, zero_point, w = layer
         _, _, kh, kw = w.shape
         strides = tuple(int(v) for v in attrs.strides)
         dilation = tuple(int(v) for v in attrs.dilation)
