@@ -237,12 +237,15 @@ def vnni_kind(target: Any) -> str | None:
     return None
 
 
+def is_aarch64(target: Any) -> bool:
+    """Whether ``target`` is LLVM for AArch64 (32 registers of 128 bits: a 16-lane int32 vector takes four)."""
+    return str(target.kind.name) == "llvm" and bool(target.attrs.get("feature.is_aarch64", False))
+
+
 def signed_activations(target: Any) -> bool:
     """Whether the GEMM's activation bytes are signed for ``target``: AArch64 with the dot-product extension, whose
     ``sdot`` multiplies signed bytes (x86's ``vpdpbusd`` takes them unsigned)."""
-    attrs = target.attrs
-    return (str(target.kind.name) == "llvm" and bool(attrs.get("feature.is_aarch64", False))
-            and bool(attrs.get("feature.has_dotprod", False)))
+    return is_aarch64(target) and bool(target.attrs.get("feature.has_dotprod", False))
 
 
 def pairs_intrinsic(target: Any, over: str = "pixels") -> str | None:

@@ -19,13 +19,14 @@ from tvm.s_tir.dlight.analysis import normalize_prim_func
 from tvm.s_tir.dlight.cpu.base import CPUScheduleRule
 
 from qnnpy.tvm_bridge.schedules.conv_gemm import PIXEL_BLOCK
-from qnnpy.tvm_bridge.schedules.intrinsics import LANES, PAIR_PIXELS, dot_intrinsic, pairs_intrinsic, signed_activations
+from qnnpy.tvm_bridge.schedules.intrinsics import LANES, PAIR_PIXELS, dot_intrinsic, is_aarch64, pairs_intrinsic
 from qnnpy.tvm_bridge.schedules.rewrite import COLUMNS_ATTR, DEPTHWISE_ATTR, GEMM_ATTR, LINEAR_ATTR, PAIRS_ATTR
 
 ACCUMULATORS = 16  # vectors of int32 sums per task: enough independent vpdpbusd chains to hide its latency
 # AArch64: a 16-lane vector of sums is four of the 32 q registers, so 4 vectors (16 registers), a conv tile of
-# 4 channels x 16 pixels: each 64-byte block of activations loaded once for 4 channels' broadcast weights.
-SDOT_ACCUMULATORS = 4
+# 4 channels x 16 pixels: each 64-byte block of activations loaded once for 4 channels' broadcast weights (with or
+# without sdot).
+AARCH64_ACCUMULATORS = 4
 
 
 def _loads(block: Any, buffer: Any) -> int:
@@ -70,8 +71,8 @@ def _vector_step(sch: s_tir.Schedule, block: Any, first_reduction: Any, lanes: A
 
 class Int8Gemm(CPUScheduleRule):
     """conv_gemm.gemm and conv_gemm.implicit_gemm (functions carrying rewrite.GEMM_ATTR): per task 4 output
-    channels x 4 vectors of 16 pixels, or 16 channels x 1 vector where a row has one vector; on AArch64 with
-    dotprod 4 channels x 1 vector, each step four ``sdot``; in the AVX2 pair form 4 channels x 2 steps of 4 pixels (8 ymm registers of sums), each step tensorized with
+    channels x 4 vectors of 16 pixels, or 16 channels x 1 vector where a row has one vector; on AArch64 4 channels
+    x 1 vector, each step four ``sdot`` where the target has dotprod; in the AVX2 pair form 4 channels x 2 steps of 4 pixels (8 ymm registers of sums), each step tensorized with
     ``vpmaddwd`` (intrinsics.pairs_intrinsic)."""
 
     def apply(self, func: tirx.PrimFunc, target: Any, _tunable: bool) -> s_tir.Schedule | None:
@@ -79,8 +80,8 @@ class Int8Gemm(CPUScheduleRule):
             return None
         sch = s_tir.Schedule(func)
         block = sch.get_sblock("int8_gemm")
-        if PAIRS_ATTR not in func.attrs and signed_activations(target):
-            p_in, first_reduction, j = self._tile(sch, block, LANES, (1,), SDOT_ACCUMULATORS, 0)
+        if PAIRS_ATTR not in func.attrs and is_aarch64(target):
+            p_in, first_reduction, j = self._tile(sch, block, LANES, (1,), AARCH64_ACCUMULATORS, 0)
             _vector_step(sch, block, first_reduction, p_in, j, dot_intrinsic(target, "pixels"))
             return sch
         if PAIRS_ATTR not in func.attrs:
@@ -133,7 +134,7 @@ class Int8Linear(CPUScheduleRule):
         rows = int(sch.get(m).extent)
         m_block = next(b for b in (4, 2, 1) if rows % b == 0)
         channel_blocks = int(sch.get(blocks).extent)
-        accumulators = SDOT_ACCUMULATORS if signed_activations(target) else ACCUMULATORS
+        accumulators = AARCH64_ACCUMULATORS if is_aarch64(target) else ACCUMULATORS
         b_block = next(b for b in (max(accumulators // m_block, 1), 8, 4, 2, 1) if channel_blocks % b == 0)
         m_out, m_in = sch.split(m, [None, m_block])
         b_out, b_in = sch.split(blocks, [None, b_block])
