@@ -36,14 +36,15 @@ def _same_qparams(island: Island) -> tuple[Any, int]:
 
 
 def _window_sums(x: Any, windows: list[tuple[np.ndarray, np.ndarray]]) -> Any:
-    """Sums of int32 ``x`` (N, C, D, H, W) over [start, end) along D, H and W: ``windows`` holds (starts, ends)."""
-    total = R.astype(x, "int32")
+    """Sums of ``x`` (N, C, D, H, W) over [start, end) along D, H and W (``windows`` holds (starts, ends)), int32.
+    The prefix sums run over whole axes, past the window sums' int32 bound on long ones: they are int64."""
+    total = R.astype(x, "int64")
     for axis, (starts, ends) in zip((2, 3, 4), windows):
         pad = [0] * 10
         pad[2 * axis] = 1  # a leading zero: S[0] = 0, S[i] = the sum of the first i values
-        prefix = R.nn.pad(R.cumsum(total, axis=axis, dtype="int32"), pad)
+        prefix = R.nn.pad(R.cumsum(total, axis=axis, dtype="int64"), pad)
         total = R.subtract(R.take(prefix, const(ends, "int64"), axis=axis), R.take(prefix, const(starts, "int64"), axis=axis))
-    return total
+    return R.astype(total, "int32")
 
 
 def _pool_windows(size: int, out: int, kernel: int, stride: int, pad: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
