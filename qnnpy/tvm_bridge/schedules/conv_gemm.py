@@ -105,7 +105,7 @@ def columns(packed: te.Tensor, kernel: tuple[int, int], strides: tuple[int, int]
     return te.compute((n, kh * kw * c4, _ceil(pixels, PIXEL_BLOCK) * PIXEL_BLOCK, 4), value, name="columns")
 
 
-def _reduced(channels_and_pixels: tuple[int, ...], value: Any, pairs: bool, name: str) -> te.Tensor:
+def reduced(channels_and_pixels: tuple[int, ...], value: Any, pairs: bool, name: str) -> te.Tensor:
     """The GEMM's output: ``value(index, j)`` summed over the 4 bytes j of each k4 step and the other
     reduce axes ``value`` uses; with ``pairs`` the sums of bytes (0, 1) and (2, 3) stay apart in a last
     axis of 2 (the AVX2 form: intrinsics.pairs_intrinsic), to be added by the caller."""
@@ -120,7 +120,7 @@ def implicit_gemm(packed: te.Tensor, weight: te.Tensor, kernel: tuple[int, int],
     """A conv read straight from the packed input (pack_input with the horizontal stride as its phases):
     acc[n, f, oy, ox] = sum over (ky, kx, c4, j) of x'[n, 4 c4 + j, oy*sy + ky*dy, ox*sx + kx*dx] *
     weight[f, (ky*KW + kx)*C4 + c4, j]; ``out_width`` is the output width rounded up to 16 (the columns past
-    the output's are sliced away); ``pairs``: see ``_reduced``."""
+    the output's are sliced away); ``pairs``: see ``reduced``."""
     n, c4, _, phases, _, _ = (int(d) for d in packed.shape)
     kh, kw = kernel
     channels = int(weight.shape[0])
@@ -134,12 +134,12 @@ def implicit_gemm(packed: te.Tensor, weight: te.Tensor, kernel: tuple[int, int],
         return te.sum(pixel.astype("int32") * weight[f, (ry * kw + rx) * c4 + rc, j].astype("int32"),
                       axis=[ry, rx, rc, rj])
 
-    return _reduced((n, channels, out_rows, out_width), value, pairs, "int8_gemm")
+    return reduced((n, channels, out_rows, out_width), value, pairs, "int8_gemm")
 
 
 def gemm(cols: te.Tensor, weight: te.Tensor, pairs: bool = False) -> te.Tensor:
     """acc[n, f, p] = sum_{k4, j} cols[n, k4, p, j] * weight[f, k4, j] in int32 (weight: (F, K4, 4) int8);
-    ``pairs``: see ``_reduced``."""
+    ``pairs``: see ``reduced``."""
     n, k4, pixels, _ = (int(d) for d in cols.shape)
     channels = int(weight.shape[0])
     rk = te.reduce_axis((0, k4), "k4")
@@ -148,7 +148,7 @@ def gemm(cols: te.Tensor, weight: te.Tensor, pairs: bool = False) -> te.Tensor:
         b, f, p = index
         return te.sum(cols[b, rk, p, j].astype("int32") * weight[f, rk, j].astype("int32"), axis=[rk, rj])
 
-    return _reduced((n, channels, pixels), value, pairs, "int8_gemm")
+    return reduced((n, channels, pixels), value, pairs, "int8_gemm")
 
 
 def depth_taps(x: te.Tensor, zero_point: int, kernel_depth: int, stride: int, front: int, dilation: int,

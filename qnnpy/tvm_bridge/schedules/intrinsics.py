@@ -222,7 +222,7 @@ def _register() -> None:
     TensorIntrin.register(SDOT_CHANNELS, _channels_desc_of("int8"), _channels_sdot)
 
 
-def vnni_kind(target: Any) -> str | None:
+def dot_kind(target: Any) -> str | None:
     """``"avx512"`` where ``target`` (an LLVM CPU target) has AVX-512 VNNI, ``"avxvnni"`` where it has AVX-VNNI
     without it (AVX2 CPUs such as Intel's Alder Lake), ``"sdot"`` where it is AArch64 with the dot-product
     extension, else None."""
@@ -253,7 +253,7 @@ def pairs_intrinsic(target: Any, over: str = "pixels") -> str | None:
     (``vpmaddwd`` on bytes widened to int16, exact, where ``vpmaddubsw`` would saturate; ``over`` "pixels": 4
     pixels x 2 sums of 2 products each, the convs; "channels": 16 channels x 2 such sums, the linears), else
     None."""
-    if vnni_kind(target) is not None or str(target.kind.name) != "llvm" or not codegen.target_has_features("avx2", target):
+    if dot_kind(target) is not None or str(target.kind.name) != "llvm" or not codegen.target_has_features("avx2", target):
         return None
     _register()
     return {"pixels": AVX2_PAIRS, "channels": AVX2_CHANNEL_PAIRS}[over]
@@ -264,7 +264,7 @@ def dot_intrinsic(target: Any, over: str = "pixels") -> str | None:
     times 4 broadcast weights; "channels": 4 broadcast activation bytes times 16 channels x 4 weights) where
     ``target`` has a byte dot product (one zmm ``vpdpbusd`` with AVX-512 VNNI, two ymm ones with AVX-VNNI, four
     ``sdot`` on AArch64 with dotprod), else None (the GEMM is then vectorized over int32 lanes without it)."""
-    kind = vnni_kind(target)
+    kind = dot_kind(target)
     if kind is None:
         return None
     _register()

@@ -10,9 +10,9 @@ same int32 sums: over the input itself for an unpadded stride-1 1x1 conv, over t
 (conv_gemm.implicit_gemm), over gathered columns otherwise; ``rules.Int8Gemm`` schedules the GEMM.
 A depthwise conv (one group per channel) becomes ``conv_gemm.depthwise`` over the centred, padded input,
 scheduled by ``rules.Depthwise``; another grouped conv one such GEMM per group; a transposed conv (one group) the
-conv it equals over its input spread by the stride; a conv3d the conv2d of its output frames' depth taps. A matmul whose right operand
-is a constant int8 weight (or its transpose) becomes ``linear_gemm.gemm_channels``, scheduled by
-``rules.Int8Linear``.
+conv it equals over its input spread by the stride; a conv3d the conv2d of its output frames' depth taps. A matmul
+whose right operand is a constant int8 weight (or its transpose) becomes ``linear_gemm.gemm_channels``, scheduled
+by ``rules.Int8Linear``.
 """
 from __future__ import annotations
 
@@ -178,11 +178,11 @@ class _Int8LayersToGemm(relax.PyExprMutator):
 
     def _conv2d(self, x: Any, zero_point: int, w: np.ndarray, strides: tuple[int, int],
                 padding: tuple[int, int, int, int], dilation: tuple[int, int], groups: int) -> Any:
-        """The int32 sums of an int8 conv2d of the 8-bit ``x`` as this pass's GEMMs (depthwise, one per group, or one
+        """The int32 sums of a conv2d of the 8-bit ``x`` with the int8 ``w`` as this pass's GEMMs (depthwise, one per group, or one
         over all channels), or None where none applies (the caller keeps TVM's conv)."""
         n, c, h, width = (int(d) for d in x.ty.shape)
         f, _, kh, kw = w.shape
-        if w.dtype != np.int8 or c % groups or f % groups or (groups == c and f != c):
+        if c % groups or f % groups or (groups == c and f != c):
             return None
         oh = (h + padding[0] + padding[2] - dilation[0] * (kh - 1) - 1) // strides[0] + 1
         ow = (width + padding[1] + padding[3] - dilation[1] * (kw - 1) - 1) // strides[1] + 1

@@ -72,20 +72,18 @@ def _vector_step(sch: s_tir.Schedule, block: Any, first_reduction: Any, lanes: A
 class Int8Gemm(CPUScheduleRule):
     """conv_gemm.gemm and conv_gemm.implicit_gemm (functions carrying rewrite.GEMM_ATTR): per task 4 output
     channels x 4 vectors of 16 pixels, or 16 channels x 1 vector where a row has one vector; on AArch64 4 channels
-    x 1 vector, each step four ``sdot`` where the target has dotprod; in the AVX2 pair form 4 channels x 2 steps of 4 pixels (8 ymm registers of sums), each step tensorized with
-    ``vpmaddwd`` (intrinsics.pairs_intrinsic)."""
+    x 1 vector, each step four ``sdot`` where the target has dotprod; in the AVX2 pair form 4 channels x 2 steps
+    of 4 pixels (8 ymm registers of sums), each step tensorized with ``vpmaddwd`` (intrinsics.pairs_intrinsic)."""
 
     def apply(self, func: tirx.PrimFunc, target: Any, _tunable: bool) -> s_tir.Schedule | None:
         if not self.is_target_available(target) or func.attrs is None or GEMM_ATTR not in func.attrs:
             return None
         sch = s_tir.Schedule(func)
         block = sch.get_sblock("int8_gemm")
-        if PAIRS_ATTR not in func.attrs and is_aarch64(target):
-            p_in, first_reduction, j = self._tile(sch, block, LANES, (1,), AARCH64_ACCUMULATORS, 0)
-            _vector_step(sch, block, first_reduction, p_in, j, dot_intrinsic(target, "pixels"))
-            return sch
         if PAIRS_ATTR not in func.attrs:
-            p_in, first_reduction, j = self._tile(sch, block, LANES, (PIXEL_BLOCK // LANES, 2, 1), ACCUMULATORS, 0)
+            pixel_blocks, accumulators = (((1,), AARCH64_ACCUMULATORS) if is_aarch64(target)
+                                          else ((PIXEL_BLOCK // LANES, 2, 1), ACCUMULATORS))
+            p_in, first_reduction, j = self._tile(sch, block, LANES, pixel_blocks, accumulators, 0)
             _vector_step(sch, block, first_reduction, p_in, j, dot_intrinsic(target, "pixels"))
             return sch
         p_in, first_reduction, _ = self._tile(sch, block, PAIR_PIXELS, (2, 1), ACCUMULATORS // 2, 1)
