@@ -50,7 +50,8 @@ from qnnpy.tvm_bridge.lowering.rules.context import Context
 from qnnpy.tvm_bridge.lowering.rules.leaves import name_of, single_input
 
 
-def _same_qparams(island: Island, x: Any) -> tuple[np.float32, int]:
+def same_qparams(island: Island, x: Any) -> tuple[np.float32, int]:
+    """(s_in, z_in) of a pool whose input ``x`` and output share a per-tensor dtype, else NotLowerable."""
     if not (x.q.per_tensor and island.out.per_tensor):
         raise NotLowerable("per-channel qparams")
     if str(x.data.ty.dtype) != island.out_dtype:
@@ -60,7 +61,7 @@ def _same_qparams(island: Island, x: Any) -> tuple[np.float32, int]:
 
 def lower_max_pool2d(ctx: Context, island: Island) -> Any:
     x = single_input(island)
-    if _same_qparams(island, x) != island.out.scalar("out"):
+    if same_qparams(island, x) != island.out.scalar("out"):
         raise NotLowerable("input and output qparams differ")
     p = island.call(island.root)
     a = p.attrs
@@ -92,7 +93,7 @@ def _window_sums(x: Any, shape: tuple[int, ...], oh: int, ow: int) -> Any:
 
 def lower_adaptive_avg_pool2d(ctx: Context, island: Island) -> Any:
     x = single_input(island)
-    s_in, zp_in = _same_qparams(island, x)
+    s_in, zp_in = same_qparams(island, x)
     s_out, zp = island.out.scalar("the output")
     shape = tuple(int(d) for d in x.data.ty.shape)
     n, c, h, w = shape
@@ -122,7 +123,7 @@ def lower_adaptive_avg_pool2d(ctx: Context, island: Island) -> Any:
 
 def lower_mean(ctx: Context, island: Island) -> Any:
     x = single_input(island)
-    if _same_qparams(island, x) != island.out.scalar("out"):
+    if same_qparams(island, x) != island.out.scalar("out"):
         raise NotLowerable("input and output qparams differ")
     m = island.call(island.root)
     shape = tuple(int(d) for d in x.data.ty.shape)
@@ -222,7 +223,7 @@ def lower_avg_pool2d(ctx: Context, island: Island) -> Any:
         raise NotLowerable("a PT2E avg_pool2d island: PyTorch pools the dequantized tensor in float; the island "
                            "stays in float")
     x = single_input(island)
-    s_in, zp_in = _same_qparams(island, x)
+    s_in, zp_in = same_qparams(island, x)
     s_out, zp = island.out.scalar("the output")
     if zp != zp_in:
         raise NotLowerable("input and output zero points differ")

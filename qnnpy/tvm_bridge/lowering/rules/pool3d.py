@@ -23,13 +23,13 @@ from qnnpy.tvm_bridge.lowering.arith import const, dtype_range, round_to_output
 from qnnpy.tvm_bridge.lowering.island import Island, NotLowerable
 from qnnpy.tvm_bridge.lowering.rules.context import Context
 from qnnpy.tvm_bridge.lowering.rules.leaves import name_of, single_input
+from qnnpy.tvm_bridge.lowering.rules.pool import same_qparams
 
 
-def _same_qparams(island: Island) -> tuple[Any, int]:
+def _input_and_zero_point(island: Island) -> tuple[Any, int]:
+    """The pool's input and the zero point it shares with the output, else NotLowerable."""
     x = single_input(island)
-    if not (x.q.per_tensor and island.out.per_tensor) or str(x.data.ty.dtype) != island.out_dtype:
-        raise NotLowerable("a 3-D pool whose input and output dtypes or qparams differ")
-    _, zp_in = x.q.scalar("in")
+    _, zp_in = same_qparams(island, x)
     if island.out.scalar("the output")[1] != zp_in:
         raise NotLowerable("input and output zero points differ")
     return x, zp_in
@@ -65,7 +65,7 @@ def _adaptive_windows(size: int, out: int) -> tuple[np.ndarray, np.ndarray]:
 def lower_avg_pool3d(ctx: Context, island: Island) -> Any:
     if ctx.node(island.name, "avg_pool3d") is None:
         raise NotLowerable("avg_pool3d needs the module's hints (its attributes)")
-    x, zp = _same_qparams(island)
+    x, zp = _input_and_zero_point(island)
     ints = ctx.hints.node(island.name)[1]["ints"]
     n, c, *size = (int(d) for d in x.data.ty.shape)
     out = island.out_shape[2:]
@@ -89,7 +89,7 @@ def lower_avg_pool3d(ctx: Context, island: Island) -> Any:
 def lower_adaptive_avg_pool3d(ctx: Context, island: Island) -> Any:
     if ctx.node(island.name, "adaptive_avg_pool3d") is None:
         raise NotLowerable("adaptive_avg_pool3d depends on PyTorch's memory layout: it needs the module's hints")
-    x, zp = _same_qparams(island)
+    x, zp = _input_and_zero_point(island)
     s_in, s_out = x.q.scalar("in")[0], island.out.scalar("the output")[0]
     _, _, *size = (int(d) for d in x.data.ty.shape)
     out = island.out_shape[2:]
