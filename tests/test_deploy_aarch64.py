@@ -37,11 +37,12 @@ def resnet18(tmp_path_factory):
     return directory
 
 
-def _run_on_board(bundle: Path, cpu: str, inputs: Path, output: Path) -> np.ndarray:
+def _run_on_board(bundle: Path, cpu: str, inputs: Path, output: Path, model: str = "model.so") -> np.ndarray:
+    """The folder's runner on ``model`` under qemu emulating ``cpu``, two threads; its output."""
     done = subprocess.run(["qemu-aarch64", "-cpu", cpu, "-L", str(AARCH64_SYSROOT), str(bundle / "run"),
-                           "--threads", "2", str(bundle / "model.so"), str(inputs), str(output)],
+                           "--threads", "2", str(bundle / model), str(inputs), str(output)],
                           capture_output=True, text=True, timeout=600)
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 0, (model, done.stderr)
     return np.load(output)
 
 
@@ -105,11 +106,8 @@ def test_every_gemm_path_with_sdot_equals_the_runtime(tmp_path):
         export_model(cases[name][0], folder / f"{name}.so", profile="fbgemm")
     for name, (module, x) in cases.items():
         np.save(tmp_path / f"{name}_x.npy", np.ascontiguousarray(x, np.float32))
-        done = subprocess.run(["qemu-aarch64", "-cpu", "max", "-L", str(AARCH64_SYSROOT), str(folder / "run"),
-                               str(folder / f"{name}.so"), str(tmp_path / f"{name}_x.npy"), str(tmp_path / f"{name}_y.npy")],
-                              capture_output=True, text=True, timeout=600)
-        assert done.returncode == 0, (name, done.stderr)
-        assert np.array_equal(np.load(tmp_path / f"{name}_y.npy"), module.run(x, profile="fbgemm").dequantized), name
+        got = _run_on_board(folder, "max", tmp_path / f"{name}_x.npy", tmp_path / f"{name}_y.npy", f"{name}.so")
+        assert np.array_equal(got, module.run(x, profile="fbgemm").dequantized), name
         if "depthwise" not in name:
             assert any(i.startswith("sdot") for i in _instructions(folder / f"{name}.so")), name
 
